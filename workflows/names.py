@@ -1,0 +1,29 @@
+"""Names shared by the workflows, the worker and the API: defined once, here."""
+
+from temporalio.common import SearchAttributeKey
+
+TASK_QUEUE = "virtflow"
+
+PREPARE_SPARE = "PrepareSpare"
+RELEASE_SPARE = "ReleaseSpare"
+INVENTORY_LEDGER = "InventoryLedger"
+
+CLUSTER = SearchAttributeKey.for_keyword("VirtflowCluster")
+POOL = SearchAttributeKey.for_keyword("VirtflowPool")
+HOST = SearchAttributeKey.for_keyword("VirtflowHost")
+PHASE = SearchAttributeKey.for_keyword("VirtflowPhase")
+
+SEARCH_ATTRIBUTES = (CLUSTER, POOL, HOST, PHASE)
+
+
+def spare_workflow_id(cluster: str, request_id: str) -> str:
+    """Derived from the request so a repeated POST or CLI start finds the same spare."""
+    return f"spare-{cluster}-{request_id}"
+
+
+def ledger_workflow_id(inventory: str) -> str:
+    return f"ledger-{inventory}"
+
+
+def release_workflow_id(spare_id: str) -> str:
+    return f"release-{spare_id}"

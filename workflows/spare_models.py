@@ -1,0 +1,99 @@
+"""The data contract of the PrepareSpare workflow: its input, result and status query."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from activities.provisioning import VmFacts
+from placement.models import NodeAffinity, Toleration
+
+from .names import spare_workflow_id
+
+# A DNS label: the spare id becomes the VM name and the Kubernetes Node name.
+DNS_LABEL = r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+
+
+class Phase(StrEnum):
+    VALIDATING = "validating"
+    RESERVING = "reserving"
+    WAITING_CAPACITY = "waiting_capacity"
+    CREATING_VM = "creating_vm"
+    WAITING_READY = "waiting_ready"
+    READY = "ready"
+    RELEASING = "releasing"
+    RELEASED = "released"
+    COMPENSATING = "compensating"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class SpareRequest(BaseModel):
+    """What an upgrade controller asks for. Everything here is safe to keep in history."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    request_id: str = Field(min_length=1, max_length=40, pattern=DNS_LABEL)
+    cluster: str = Field(min_length=1, max_length=40, pattern=DNS_LABEL)
+    inventory: str = Field(default="default", min_length=1, max_length=63, pattern=DNS_LABEL)
+    cpu: int = Field(gt=0, le=4096)
+    memory_mb: int = Field(gt=0, le=64 * 1024 * 1024)
+    gpu: int = Field(default=0, ge=0, le=64)
+    pool: str | None = Field(default=None, max_length=63)
+    dedicated: bool = False
+    tolerations: list[Toleration] = Field(default_factory=list, max_length=64)
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    node_affinity: NodeAffinity | None = None
+    anti_affinity_group: str | None = Field(default=None, max_length=63)
+    anti_affinity_scope: str = Field(default="host", pattern="^(host|rack)$")
+    # Timeouts are the engine's; these bound each step (bare metal needs longer: raise them).
+    create_timeout_seconds: int = Field(default=1200, ge=1, le=7 * 24 * 3600)
+    ready_timeout_seconds: int = Field(default=900, ge=1, le=7 * 24 * 3600)
+    drain_timeout_seconds: int = Field(default=600, ge=1, le=24 * 3600)
+    ttl_seconds: int = Field(default=6 * 3600, ge=1, le=30 * 24 * 3600)
+    # Receivers are named in the worker's configuration; None means every configured one.
+    receivers: list[str] | None = Field(default=None, max_length=32)
+    wait_for_capacity: bool = False
+    capacity_deadline_seconds: int = Field(default=1800, ge=1, le=7 * 24 * 3600)
+    priority: int = Field(default=0, ge=-1000, le=1000)
+
+    @property
+    def spare_id(self) -> str:
+        return spare_workflow_id(self.cluster, self.request_id)
+
+
+class StepRecord(BaseModel):
+    phase: Phase
+    at: datetime
+    detail: str = ""
+
+
+class SpareStatus(BaseModel):
+    """The answer of the `status` query, also what `GET /spare/{id}` shows."""
+
+    spare_id: str
+    cluster: str
+    pool: str | None = None
+    phase: Phase = Phase.VALIDATING
+    host: str | None = None
+    vmid: int | None = None
+    vm: VmFacts | None = None
+    waiting_for: list[str] = Field(default_factory=list)
+    error: str | None = None
+    steps: list[StepRecord] = Field(default_factory=list)
+
+
+class SpareResult(BaseModel):
+    spare_id: str
+    phase: Phase
+    host: str | None = None
+    vm: VmFacts | None = None
+    reason: str | None = None
+
+
+class ReleaseRequest(BaseModel):
+    """Body of the `release` update and signal."""
+
+    reason: str = Field(default="released by request", max_length=500)
