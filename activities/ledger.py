@@ -1,0 +1,107 @@
+"""The reservation ledger's wire contract, and the activities that talk to it.
+
+Workflows cannot send Updates to other workflows, so a spare reaches its inventory's ledger
+through these activities, which use the Temporal client (update-with-start: the first spare
+of an inventory starts its ledger).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from temporalio import activity
+from temporalio.client import Client, WithStartWorkflowOperation
+from temporalio.common import WorkflowIDConflictPolicy
+
+from placement.models import VmRequest
+from placement.reservations import Reservation
+
+LEDGER_WORKFLOW_TYPE = "InventoryLedger"
+RESERVE_UPDATE = "reserve"
+FREE_UPDATE = "free"
+CAPACITY_GRANTED_SIGNAL = "capacity_granted"
+
+
+class Waiter(BaseModel):
+    """A spare waiting for room; served by priority (high first), then arrival."""
+
+    spare_id: str
+    request: VmRequest
+    priority: int = 0
+    seq: int
+
+
+class LedgerState(BaseModel):
+    """Everything the ledger knows; handed whole to continue-as-new."""
+
+    inventory: str
+    reservations: dict[str, Reservation] = Field(default_factory=dict)
+    waiters: list[Waiter] = Field(default_factory=list)
+    seq: int = 0
+
+
+class ReserveInput(BaseModel):
+    ledger_id: str
+    task_queue: str
+    inventory: str
+    spare_id: str
+    request: VmRequest
+    wait_for_capacity: bool = False
+    priority: int = 0
+
+
+class ReserveResult(BaseModel):
+    status: Literal["reserved", "queued", "no_capacity", "never_fits"]
+    reservation: Reservation | None = None
+    reason: str | None = None
+
+
+class FreeInput(BaseModel):
+    ledger_id: str
+    task_queue: str
+    inventory: str
+    spare_id: str
+
+
+class FreeResult(BaseModel):
+    freed: bool
+
+
+class LedgerActivities:
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def _start(self, ledger_id: str, task_queue: str, inventory: str) -> WithStartWorkflowOperation:
+        return WithStartWorkflowOperation(
+            LEDGER_WORKFLOW_TYPE,
+            LedgerState(inventory=inventory),
+            id=ledger_id,
+            task_queue=task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            static_summary=f"Reservation ledger of inventory {inventory}",
+        )
+
+    @activity.defn
+    async def reserve_capacity(self, inp: ReserveInput) -> ReserveResult:
+        # The update id makes a retried activity land on the same update within a run; the
+        # ledger's own idempotency check covers retries across continue-as-new.
+        result: ReserveResult = await self._client.execute_update_with_start_workflow(
+            RESERVE_UPDATE,
+            inp,
+            start_workflow_operation=self._start(inp.ledger_id, inp.task_queue, inp.inventory),
+            id=f"reserve-{inp.spare_id}",
+            result_type=ReserveResult,
+        )
+        return result
+
+    @activity.defn
+    async def free_capacity(self, inp: FreeInput) -> FreeResult:
+        result: FreeResult = await self._client.execute_update_with_start_workflow(
+            FREE_UPDATE,
+            inp,
+            start_workflow_operation=self._start(inp.ledger_id, inp.task_queue, inp.inventory),
+            id=f"free-{inp.spare_id}-{activity.info().workflow_run_id}",
+            result_type=FreeResult,
+        )
+        return result

@@ -1,0 +1,170 @@
+"""InventoryLedger: one long-lived workflow per inventory that serialises reservations.
+
+Every reservation goes through an Update handled under one lock, so two spares can never
+be placed on the same free room. The ledger runs the placement activity with the current
+reservations and records the answer atomically. Waiting spares are served by priority, then
+arrival, whenever room is freed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from activities.ledger import (
+        CAPACITY_GRANTED_SIGNAL,
+        FREE_UPDATE,
+        RESERVE_UPDATE,
+        FreeInput,
+        FreeResult,
+        LedgerState,
+        ReserveInput,
+        ReserveResult,
+        Waiter,
+    )
+    from activities.placement import PlaceVmInput, PlaceVmResult, PlacementActivities
+    from placement.models import VmRequest
+    from placement.reservations import Reservation
+
+from .names import INVENTORY_LEDGER
+
+PLACEMENT_TIMEOUT = timedelta(seconds=60)
+# Inventory reads can fail for a while (an HTTP source restarting): retry, but not forever,
+# so a spare waiting on the update gets an answer.
+PLACEMENT_RETRY = RetryPolicy(maximum_attempts=10, maximum_interval=timedelta(seconds=10))
+
+
+@workflow.defn(name=INVENTORY_LEDGER)
+class InventoryLedger:
+    def __init__(self) -> None:
+        self._state = LedgerState(inventory="")
+        self._lock = asyncio.Lock()
+
+    @workflow.run
+    async def run(self, state: LedgerState) -> None:
+        self._state = state
+        workflow.set_current_details(self._details())
+        await workflow.wait_condition(
+            lambda: workflow.info().is_continue_as_new_suggested() and not self._lock.locked()
+        )
+        # Handlers may be mid-flight; let them finish so their results survive the hand-over.
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        workflow.continue_as_new(self._state)
+
+    @workflow.query
+    def reservations(self) -> list[Reservation]:
+        return list(self._state.reservations.values())
+
+    @workflow.query
+    def waiters(self) -> list[Waiter]:
+        return list(self._state.waiters)
+
+    @workflow.update(name=RESERVE_UPDATE)
+    async def reserve(self, inp: ReserveInput) -> ReserveResult:
+        async with self._lock:
+            existing = self._state.reservations.get(inp.spare_id)
+            if existing is not None:
+                return ReserveResult(status="reserved", reservation=existing)
+            if any(w.spare_id == inp.spare_id for w in self._state.waiters):
+                return ReserveResult(status="queued", reason="already waiting for capacity")
+            # Waiters come first: a newcomer may not jump the queue.
+            if self._state.waiters and inp.wait_for_capacity:
+                self._enqueue(inp)
+                return ReserveResult(status="queued", reason="waiting behind earlier requests")
+            decision = await self._place(inp.request)
+            if decision.host is not None:
+                reservation = self._record(inp.spare_id, inp.request, decision)
+                return ReserveResult(status="reserved", reservation=reservation)
+            if decision.never_fits:
+                return ReserveResult(status="never_fits", reason=decision.summary)
+            if inp.wait_for_capacity:
+                self._enqueue(inp)
+                return ReserveResult(status="queued", reason=decision.summary)
+            return ReserveResult(status="no_capacity", reason=decision.summary)
+
+    @reserve.validator
+    def validate_reserve(self, inp: ReserveInput) -> None:
+        if inp.inventory != self._state.inventory:
+            raise ValueError(
+                f"this ledger serves inventory '{self._state.inventory}', not '{inp.inventory}'"
+            )
+
+    @workflow.update(name=FREE_UPDATE)
+    async def free(self, inp: FreeInput) -> FreeResult:
+        async with self._lock:
+            freed = self._state.reservations.pop(inp.spare_id, None) is not None
+            waiting = [w for w in self._state.waiters if w.spare_id != inp.spare_id]
+            freed = freed or len(waiting) != len(self._state.waiters)
+            self._state.waiters = waiting
+            await self._serve_waiters()
+            workflow.set_current_details(self._details())
+            return FreeResult(freed=freed)
+
+    def _enqueue(self, inp: ReserveInput) -> None:
+        self._state.seq += 1
+        self._state.waiters.append(
+            Waiter(
+                spare_id=inp.spare_id, request=inp.request, priority=inp.priority, seq=self._state.seq
+            )
+        )
+        self._state.waiters.sort(key=lambda w: (-w.priority, w.seq))
+        workflow.set_current_details(self._details())
+
+    async def _serve_waiters(self) -> None:
+        """Place waiters in order while room allows; the first that does not fit keeps its turn."""
+        while self._state.waiters:
+            waiter = self._state.waiters[0]
+            decision = await self._place(waiter.request)
+            if decision.host is None:
+                return
+            self._state.waiters.pop(0)
+            reservation = self._record(waiter.spare_id, waiter.request, decision)
+            spare = workflow.get_external_workflow_handle(waiter.spare_id)
+            try:
+                await spare.signal(CAPACITY_GRANTED_SIGNAL, reservation)
+            except Exception:
+                # The spare is gone (cancelled, timed out): its room goes back to the pool.
+                workflow.logger.warning("waiter %s vanished; freeing its room", waiter.spare_id)
+                self._state.reservations.pop(waiter.spare_id, None)
+
+    async def _place(self, request: VmRequest) -> PlaceVmResult:
+        return await workflow.execute_activity_method(
+            PlacementActivities.place_vm,
+            PlaceVmInput(
+                inventory=self._state.inventory,
+                request=request,
+                reservations=list(self._state.reservations.values()),
+            ),
+            start_to_close_timeout=PLACEMENT_TIMEOUT,
+            retry_policy=PLACEMENT_RETRY,
+        )
+
+    def _record(self, spare_id: str, request: VmRequest, decision: PlaceVmResult) -> Reservation:
+        if decision.host is None:
+            raise ApplicationError("cannot record a reservation without a host")
+        reservation = Reservation(
+            spare_id=spare_id,
+            vm_name=request.name,
+            host=decision.host,
+            cpu=request.cpu,
+            memory_mb=request.memory_mb,
+            gpu=request.gpu,
+            group=request.anti_affinity_group,
+            vmid=decision.vmid,
+        )
+        self._state.reservations[spare_id] = reservation
+        workflow.set_current_details(self._details())
+        return reservation
+
+    def _details(self) -> str:
+        lines = [
+            f"**Inventory** {self._state.inventory}: {len(self._state.reservations)} reserved, "
+            f"{len(self._state.waiters)} waiting"
+        ]
+        lines += [f"- {r.spare_id} on {r.host}" for r in self._state.reservations.values()]
+        return "\n".join(lines)

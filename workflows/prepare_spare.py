@@ -1,0 +1,403 @@
+"""PrepareSpare: one spare node from request to release.
+
+validate -> reserve -> create VM -> wait Ready -> notify ready -> hold -> release -> notify.
+On failure or cancellation after any step the work done so far is undone in reverse
+(release the VM and Node if creation was attempted, free the reservation) and
+`spare.failed` tells the receivers why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from pydantic import ValidationError
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    ChildWorkflowError,
+    is_cancelled_exception,
+)
+from temporalio.exceptions import (
+    TimeoutError as TemporalTimeout,
+)
+
+with workflow.unsafe.imports_passed_through():
+    from activities.kubernetes import KubernetesActivities, NodeReadyResult, WaitNodeReadyInput
+    from activities.ledger import (
+        CAPACITY_GRANTED_SIGNAL,
+        FreeInput,
+        LedgerActivities,
+        ReserveInput,
+        ReserveResult,
+    )
+    from activities.notify import NotifyActivities, PlanNotificationsInput
+    from activities.provisioning import CreateVmInput, ProvisioningActivities, VmFacts, VmSpec
+    from placement.models import VmRequest
+    from placement.reservations import Reservation
+    from webhooks.events import EventType, VmInfo
+
+from .names import CLUSTER, HOST, PHASE, POOL, PREPARE_SPARE, ledger_workflow_id
+from .names import release_workflow_id as release_id
+from .notifier import Notifier
+from .release_spare import ReleaseInput, ReleaseResult, ReleaseSpare
+from .spare_models import (
+    Phase,
+    ReleaseRequest,
+    SpareRequest,
+    SpareResult,
+    SpareStatus,
+    StepRecord,
+)
+
+SHORT_CALL = timedelta(seconds=60)
+# The ledger answers quickly unless the inventory is unreachable; then retry a while.
+LEDGER_RETRY = RetryPolicy(maximum_attempts=20, maximum_interval=timedelta(seconds=30))
+# A create that failed for a reason the playbook reports is final; others get a few tries.
+CREATE_RETRY = RetryPolicy(
+    maximum_attempts=3,
+    initial_interval=timedelta(seconds=5),
+    non_retryable_error_types=["ProvisioningFailed"],
+)
+# One readiness probe waits at most this long, then the workflow records what is missing.
+READY_PROBE = 30
+SPARE_LABEL = "virtflow.io/spare"
+
+
+class SpareFailed(Exception):
+    """A step failed for a reason a person can act on; carries that reason."""
+
+    def __init__(self, reason: str, kind: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.kind = kind
+
+
+@workflow.defn(name=PREPARE_SPARE, failure_exception_types=[ValidationError])
+class PrepareSpare:
+    def __init__(self) -> None:
+        self._status: SpareStatus | None = None
+        self._release: ReleaseRequest | None = None
+        self._grant: Reservation | None = None
+        self._vm_attempted = False
+
+    # --- messages -------------------------------------------------------------------------
+
+    @workflow.query
+    def status(self) -> SpareStatus:
+        if self._status is None:
+            raise ApplicationError("the spare has not started yet")
+        return self._status
+
+    @workflow.update
+    async def release(self, req: ReleaseRequest) -> SpareStatus:
+        self._release = req
+        return self.status()
+
+    @release.validator
+    def validate_release(self, req: ReleaseRequest) -> None:
+        phase = self._status.phase if self._status else Phase.VALIDATING
+        if phase != Phase.READY:
+            raise ValueError(
+                f"the spare can be released once ready (it is {phase.value}); "
+                "cancel it to stop it before then"
+            )
+
+    @workflow.signal
+    def request_release(self, req: ReleaseRequest) -> None:
+        # A signal cannot be refused: if it comes early, it is honoured as soon as Ready.
+        if self._release is None:
+            self._release = req
+
+    @workflow.signal(name=CAPACITY_GRANTED_SIGNAL)
+    def capacity_granted(self, reservation: Reservation) -> None:
+        self._grant = reservation
+
+    # --- the lifecycle ----------------------------------------------------------------------
+
+    @workflow.run
+    async def run(self, req: SpareRequest) -> SpareResult:
+        spare_id = workflow.info().workflow_id
+        self._status = SpareStatus(spare_id=spare_id, cluster=req.cluster, pool=req.pool)
+        workflow.upsert_search_attributes(
+            [CLUSTER.value_set(req.cluster), POOL.value_set(req.pool or "any")]
+        )
+        self._notifier = Notifier(spare_id, req.cluster, req.pool)
+        self._enter(Phase.VALIDATING, "checking receivers")
+        reservation: Reservation | None = None
+        vm: VmFacts | None = None
+        try:
+            plan = await workflow.execute_activity_method(
+                NotifyActivities.plan_notifications,
+                PlanNotificationsInput(receivers=req.receivers),
+                start_to_close_timeout=SHORT_CALL,
+            )
+            self._notifier.routes = plan.routes
+            reservation = await self._reserve(spare_id, req)
+            self._status.host, self._status.vmid = reservation.host, reservation.vmid
+            workflow.upsert_search_attributes([HOST.value_set(reservation.host)])
+            self._notifier.send(EventType.RESERVED, host=reservation.host)
+
+            self._enter(Phase.CREATING_VM, f"creating {spare_id} on {reservation.host}")
+            self._vm_attempted = True
+            vm = await self._create_vm(spare_id, req, reservation)
+            self._status.vm = vm
+            self._notifier.send(EventType.VM_CREATED, host=vm.host, vm=_vm_info(vm))
+
+            await self._wait_ready(spare_id, req)
+            self._enter(Phase.READY, "ready; held until released or the TTL expires")
+            self._notifier.send(EventType.READY, host=vm.host, vm=_vm_info(vm))
+
+            reason = await self._hold(req)
+        except SpareFailed as failure:
+            await self._compensate(spare_id, req, reservation, vm, failure.reason)
+            await self._notifier.drain()
+            raise ApplicationError(failure.reason, type=failure.kind, non_retryable=True) from None
+        except asyncio.CancelledError:
+            await self._compensate(spare_id, req, reservation, vm, "cancelled", Phase.CANCELLED)
+            await self._notifier.drain()
+            raise
+        except (ActivityError, ChildWorkflowError) as err:
+            if is_cancelled_exception(err):
+                await self._compensate(spare_id, req, reservation, vm, "cancelled", Phase.CANCELLED)
+                await self._notifier.drain()
+                raise
+            reason = _reason(err)
+            await self._compensate(spare_id, req, reservation, vm, reason)
+            await self._notifier.drain()
+            raise ApplicationError(reason, type=_kind(err), non_retryable=True) from None
+
+        self._enter(Phase.RELEASING, reason)
+        self._notifier.send(EventType.RELEASE_STARTED, host=vm.host, vm=_vm_info(vm), reason=reason)
+        released = await self._run_release(spare_id, req, reservation.host, reason)
+        self._enter(
+            Phase.RELEASED,
+            f"evicted {len(released.evicted)} pods" + _not_evicted(released),
+        )
+        self._notifier.send(EventType.RELEASED, host=vm.host, vm=_vm_info(vm), reason=reason)
+        await self._notifier.drain()
+        return SpareResult(spare_id=spare_id, phase=Phase.RELEASED, host=vm.host, vm=vm, reason=reason)
+
+    async def _reserve(self, spare_id: str, req: SpareRequest) -> Reservation:
+        self._enter(Phase.RESERVING, "asking the ledger for a host")
+        result: ReserveResult = await workflow.execute_activity_method(
+            LedgerActivities.reserve_capacity,
+            ReserveInput(
+                ledger_id=ledger_workflow_id(req.inventory),
+                task_queue=workflow.info().task_queue,
+                inventory=req.inventory,
+                spare_id=spare_id,
+                request=_vm_request(spare_id, req),
+                wait_for_capacity=req.wait_for_capacity,
+                priority=req.priority,
+            ),
+            start_to_close_timeout=timedelta(minutes=2),
+            retry_policy=LEDGER_RETRY,
+        )
+        if result.status == "reserved" and result.reservation is not None:
+            return result.reservation
+        if result.status == "never_fits":
+            raise SpareFailed(f"never_fits: {result.reason}", "NeverFits")
+        if result.status == "no_capacity":
+            raise SpareFailed(f"no_capacity: {result.reason}", "NoCapacity")
+        self._enter(
+            Phase.WAITING_CAPACITY,
+            f"no room yet ({result.reason}); waiting up to {req.capacity_deadline_seconds} s",
+        )
+        try:
+            await workflow.wait_condition(
+                lambda: self._grant is not None,
+                timeout=timedelta(seconds=req.capacity_deadline_seconds),
+            )
+        except asyncio.TimeoutError:
+            # Withdraw; if the ledger granted room at the last moment, this frees it too.
+            await self._free(spare_id, req)
+            raise SpareFailed(
+                f"no_capacity: no room within {req.capacity_deadline_seconds} s", "NoCapacity"
+            ) from None
+        assert self._grant is not None
+        return self._grant
+
+    async def _create_vm(
+        self, spare_id: str, req: SpareRequest, reservation: Reservation
+    ) -> VmFacts:
+        spec = VmSpec(
+            name=spare_id,
+            host=reservation.host,
+            cpu=req.cpu,
+            memory_mb=req.memory_mb,
+            gpu=req.gpu,
+            vmid=reservation.vmid,
+            group=req.anti_affinity_group,
+            labels={
+                SPARE_LABEL: "true",
+                "virtflow.io/spare-id": spare_id,
+                "virtflow.io/cluster": req.cluster,
+            },
+        )
+        return await workflow.execute_activity_method(
+            ProvisioningActivities.create_vm,
+            CreateVmInput(spec=spec),
+            start_to_close_timeout=timedelta(seconds=req.create_timeout_seconds),
+            heartbeat_timeout=timedelta(seconds=60),
+            retry_policy=CREATE_RETRY,
+        )
+
+    async def _wait_ready(self, spare_id: str, req: SpareRequest) -> None:
+        """Probe in bounded rounds so the UI shows what is still missing between rounds."""
+        deadline = workflow.now() + timedelta(seconds=req.ready_timeout_seconds)
+        self._enter(Phase.WAITING_READY, "waiting for the Node to register")
+        missing = ["node not registered"]
+        while True:
+            remaining = (deadline - workflow.now()).total_seconds()
+            if remaining <= 0:
+                raise SpareFailed(
+                    f"{spare_id} did not become Ready within {req.ready_timeout_seconds} s; "
+                    f"still missing: {', '.join(missing)}",
+                    "NotReady",
+                )
+            probe: NodeReadyResult = await workflow.execute_activity_method(
+                KubernetesActivities.wait_node_ready,
+                WaitNodeReadyInput(node_name=spare_id, max_wait_seconds=min(READY_PROBE, remaining)),
+                start_to_close_timeout=timedelta(seconds=min(READY_PROBE, remaining) + 30),
+                heartbeat_timeout=timedelta(seconds=20),
+                retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=10)),
+            )
+            if probe.ready:
+                return
+            if probe.missing != missing:
+                missing = probe.missing
+                self._waiting(missing)
+
+    async def _hold(self, req: SpareRequest) -> str:
+        try:
+            await workflow.wait_condition(
+                lambda: self._release is not None, timeout=timedelta(seconds=req.ttl_seconds)
+            )
+        except asyncio.TimeoutError:
+            return f"TTL of {req.ttl_seconds} s expired"
+        assert self._release is not None
+        return self._release.reason
+
+    async def _run_release(
+        self, spare_id: str, req: SpareRequest, host: str | None, reason: str
+    ) -> ReleaseResult:
+        return await workflow.execute_child_workflow(
+            ReleaseSpare.run,
+            ReleaseInput(
+                spare_id=spare_id,
+                vm_name=spare_id,
+                host=host,
+                inventory=req.inventory,
+                drain_timeout_seconds=req.drain_timeout_seconds,
+                reason=reason,
+            ),
+            id=release_id(spare_id) + f"-{workflow.info().run_id[:8]}",
+            static_summary=f"Release {spare_id}: {reason}"[:200],
+        )
+
+    async def _free(self, spare_id: str, req: SpareRequest) -> None:
+        await workflow.execute_activity_method(
+            LedgerActivities.free_capacity,
+            FreeInput(
+                ledger_id=ledger_workflow_id(req.inventory),
+                task_queue=workflow.info().task_queue,
+                inventory=req.inventory,
+                spare_id=spare_id,
+            ),
+            start_to_close_timeout=timedelta(minutes=2),
+            retry_policy=RetryPolicy(maximum_interval=timedelta(minutes=1)),
+        )
+
+    async def _compensate(
+        self,
+        spare_id: str,
+        req: SpareRequest,
+        reservation: Reservation | None,
+        vm: VmFacts | None,
+        reason: str,
+        final: Phase = Phase.FAILED,
+    ) -> None:
+        """Undo in reverse: VM and Node if creation was attempted, then the reservation."""
+        assert self._status is not None
+        self._status.error = reason
+        self._enter(Phase.COMPENSATING, reason)
+        if self._vm_attempted and reservation is not None:
+            # ReleaseSpare frees the reservation as its last step.
+            await self._run_release(spare_id, req, reservation.host, f"compensating: {reason}")
+        else:
+            await self._free(spare_id, req)
+        self._enter(final, reason)
+        host = vm.host if vm else (reservation.host if reservation else None)
+        self._notifier.send(
+            EventType.FAILED, host=host, vm=_vm_info(vm) if vm else None, reason=reason
+        )
+
+    # --- visibility -------------------------------------------------------------------------
+
+    def _enter(self, phase: Phase, detail: str) -> None:
+        assert self._status is not None
+        self._status.phase = phase
+        self._status.waiting_for = []
+        self._status.steps.append(StepRecord(phase=phase, at=workflow.now(), detail=detail))
+        workflow.upsert_search_attributes([PHASE.value_set(phase.value)])
+        self._show(detail)
+
+    def _waiting(self, missing: list[str]) -> None:
+        assert self._status is not None
+        self._status.waiting_for = missing
+        self._show("waiting for: " + ", ".join(missing))
+
+    def _show(self, detail: str) -> None:
+        assert self._status is not None
+        s = self._status
+        workflow.set_current_details(
+            f"**Phase** {s.phase.value}  \n**Host** {s.host or '-'}  \n{detail}"
+        )
+
+
+
+def _vm_request(spare_id: str, req: SpareRequest) -> VmRequest:
+    return VmRequest(
+        name=spare_id,
+        cpu=req.cpu,
+        memory_mb=req.memory_mb,
+        gpu=req.gpu,
+        pool=req.pool,
+        dedicated=req.dedicated,
+        tolerations=req.tolerations,
+        node_selector=req.node_selector,
+        node_affinity=req.node_affinity,
+        anti_affinity_group=req.anti_affinity_group,
+        anti_affinity_scope=req.anti_affinity_scope,
+    )
+
+
+def _vm_info(vm: VmFacts) -> VmInfo:
+    return VmInfo(name=vm.name, host=vm.host, ip=vm.ip, mac=vm.mac, vmid=vm.vmid)
+
+
+def _not_evicted(released: ReleaseResult) -> str:
+    return f"; not evicted in time: {', '.join(released.not_evicted)}" if released.not_evicted else ""
+
+
+def _reason(err: ActivityError | ChildWorkflowError) -> str:
+    """The innermost message, which is the one a person can act on."""
+    cause: BaseException | None = err
+    message = str(err)
+    while cause is not None:
+        if isinstance(cause, ApplicationError | TemporalTimeout):
+            message = str(cause)
+        cause = cause.__cause__
+    return message
+
+
+def _kind(err: BaseException) -> str:
+    cause: BaseException | None = err
+    while cause is not None:
+        if isinstance(cause, ApplicationError) and cause.type:
+            return cause.type
+        cause = cause.__cause__
+    return "StepFailed"

@@ -1,0 +1,113 @@
+"""ReleaseSpare: give a spare back. Runs as PrepareSpare's child, or alone to clean an orphan.
+
+Every step is idempotent (a missing Node or VM is already released), so compensation after a
+partial failure and a repeated release both converge on "nothing left".
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pydantic import BaseModel, Field
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from activities.kubernetes import (
+        DrainNodeInput,
+        DrainNodeResult,
+        KubernetesActivities,
+        NodeNameInput,
+    )
+    from activities.ledger import FreeInput, LedgerActivities
+    from activities.provisioning import DestroyVmInput, ProvisioningActivities
+
+from .names import RELEASE_SPARE, ledger_workflow_id
+
+KUBE_CALL_TIMEOUT = timedelta(seconds=60)
+DESTROY_TIMEOUT = timedelta(minutes=20)
+# Release must eventually succeed: keep retrying transient faults, with a bounded interval.
+KEEP_TRYING = RetryPolicy(maximum_interval=timedelta(minutes=1))
+
+
+class ReleaseInput(BaseModel):
+    spare_id: str
+    vm_name: str
+    host: str | None = None
+    inventory: str = "default"
+    drain_timeout_seconds: int = Field(default=600, ge=1)
+    reason: str = "released"
+
+
+class ReleaseResult(BaseModel):
+    spare_id: str
+    evicted: list[str] = Field(default_factory=list)
+    not_evicted: list[str] = Field(default_factory=list)
+    freed: bool = False
+
+
+@workflow.defn(name=RELEASE_SPARE)
+class ReleaseSpare:
+    def __init__(self) -> None:
+        self._step = "starting"
+
+    @workflow.query
+    def step(self) -> str:
+        return self._step
+
+    def _at(self, step: str) -> None:
+        self._step = step
+        workflow.set_current_details(f"**Releasing** {workflow.info().workflow_id}: {step}")
+
+    @workflow.run
+    async def run(self, inp: ReleaseInput) -> ReleaseResult:
+        node = NodeNameInput(node_name=inp.vm_name)
+        self._at("cordoning the node")
+        await workflow.execute_activity_method(
+            KubernetesActivities.cordon_node,
+            node,
+            start_to_close_timeout=KUBE_CALL_TIMEOUT,
+            retry_policy=KEEP_TRYING,
+        )
+        self._at(f"draining the node (at most {inp.drain_timeout_seconds} s)")
+        drained: DrainNodeResult = await workflow.execute_activity_method(
+            KubernetesActivities.drain_node,
+            DrainNodeInput(node_name=inp.vm_name, timeout_seconds=inp.drain_timeout_seconds),
+            start_to_close_timeout=timedelta(seconds=inp.drain_timeout_seconds + 60),
+            heartbeat_timeout=timedelta(seconds=30),
+            retry_policy=KEEP_TRYING,
+        )
+        self._at("deleting the node")
+        await workflow.execute_activity_method(
+            KubernetesActivities.delete_node,
+            node,
+            start_to_close_timeout=KUBE_CALL_TIMEOUT,
+            retry_policy=KEEP_TRYING,
+        )
+        self._at("destroying the VM")
+        await workflow.execute_activity_method(
+            ProvisioningActivities.destroy_vm,
+            DestroyVmInput(name=inp.vm_name, host=inp.host),
+            start_to_close_timeout=DESTROY_TIMEOUT,
+            heartbeat_timeout=timedelta(seconds=30),
+            retry_policy=KEEP_TRYING,
+        )
+        self._at("freeing the reservation")
+        freed = await workflow.execute_activity_method(
+            LedgerActivities.free_capacity,
+            FreeInput(
+                ledger_id=ledger_workflow_id(inp.inventory),
+                task_queue=workflow.info().task_queue,
+                inventory=inp.inventory,
+                spare_id=inp.spare_id,
+            ),
+            start_to_close_timeout=timedelta(minutes=2),
+            retry_policy=KEEP_TRYING,
+        )
+        self._at("released")
+        return ReleaseResult(
+            spare_id=inp.spare_id,
+            evicted=drained.evicted,
+            not_evicted=drained.skipped,
+            freed=freed.freed,
+        )
