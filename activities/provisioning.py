@@ -1,0 +1,265 @@
+"""Provisioning activities: create, destroy and describe a VM through a provisioner.
+
+The activities own the Temporal side (heartbeats, cancellation, retry decisions); a
+`Provisioner` owns the hypervisor side. `AnsibleProvisioner` runs the playbooks in
+`playbooks/` with ansible-runner and reads the VM facts from `set_stats`, never from stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import shutil
+import sysconfig
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import ansible_runner
+from pydantic import BaseModel, Field
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+# A failed task whose message starts with this marker may heal by itself (5xx, connection
+# refused): the playbooks use it so the activity can leave the retry to the engine.
+TRANSIENT_MARKER = "TRANSIENT:"
+# How often a long-running task is reported again, so a heartbeat timeout only fires when
+# the worker is really gone.
+HEARTBEAT_EVERY_SECONDS = 5.0
+
+Progress = Callable[[str], None]
+
+
+class VmSpec(BaseModel):
+    name: str
+    host: str
+    cpu: int
+    memory_mb: int
+    gpu: int = 0
+    vmid: int | None = None
+    group: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    image: str | None = None
+    network: str | None = None
+    user_data: str | None = None
+
+
+class VmFacts(BaseModel):
+    """What the hypervisor says about a VM once it exists."""
+
+    name: str
+    host: str
+    ip: str | None = None
+    mac: str | None = None
+    vmid: int | None = None
+
+
+class CreateVmInput(BaseModel):
+    spec: VmSpec
+
+
+class DestroyVmInput(BaseModel):
+    name: str
+    host: str | None = None
+
+
+class DescribeVmInput(BaseModel):
+    name: str
+
+
+class ProvisioningFailed(Exception):
+    """A provisioning step failed; `transient` says whether trying again may help."""
+
+    def __init__(self, message: str, *, transient: bool) -> None:
+        super().__init__(message)
+        self.message = message
+        self.transient = transient
+
+
+class Provisioner(Protocol):
+    async def create_vm(self, spec: VmSpec, progress: Progress | None = None) -> VmFacts: ...
+
+    async def destroy_vm(
+        self, name: str, host: str | None, progress: Progress | None = None
+    ) -> None: ...
+
+    async def describe_vm(self, name: str, progress: Progress | None = None) -> VmFacts | None: ...
+
+
+@functools.cache
+def _venv_path() -> str:
+    """PATH with this interpreter's scripts dir first: ansible-runner needs ansible-playbook."""
+    scripts = sysconfig.get_path("scripts")
+    return os.pathsep.join([scripts, os.environ.get("PATH", "")])
+
+
+class _RunOutcome(BaseModel):
+    status: str
+    rc: int | None
+    stats: dict[str, Any] = Field(default_factory=dict)
+    failure: str | None = None
+    unreachable: bool = False
+
+
+class AnsibleProvisioner:
+    """Runs `create_vm.yml` / `destroy_vm.yml` / `describe_vm.yml` for one provider."""
+
+    def __init__(
+        self,
+        playbook_dir: Path,
+        provider: str,
+        extravars: dict[str, str],
+        artifacts_root: Path,
+    ) -> None:
+        self.playbook_dir = playbook_dir.resolve()
+        self.provider = provider
+        self.extravars = dict(extravars)
+        self.artifacts_root = artifacts_root
+
+    async def create_vm(self, spec: VmSpec, progress: Progress | None = None) -> VmFacts:
+        extravars: dict[str, Any] = {
+            "vm_name": spec.name,
+            "vm_host": spec.host,
+            "vm_cpu": spec.cpu,
+            "vm_memory_mb": spec.memory_mb,
+            "vm_gpu": spec.gpu,
+            "vm_id": spec.vmid,
+            "vm_group": spec.group,
+            "vm_labels": spec.labels,
+            "vm_image": spec.image,
+            "vm_network": spec.network,
+            "vm_user_data": spec.user_data,
+        }
+        outcome = await self._run("create_vm.yml", extravars, progress)
+        vm = outcome.stats.get("vm")
+        if not isinstance(vm, dict):
+            raise ProvisioningFailed("create_vm.yml reported no 'vm' in set_stats", transient=False)
+        return VmFacts.model_validate(vm)
+
+    async def destroy_vm(
+        self, name: str, host: str | None, progress: Progress | None = None
+    ) -> None:
+        await self._run("destroy_vm.yml", {"vm_name": name, "vm_host": host}, progress)
+
+    async def describe_vm(self, name: str, progress: Progress | None = None) -> VmFacts | None:
+        outcome = await self._run("describe_vm.yml", {"vm_name": name}, progress)
+        vm = outcome.stats.get("vm")
+        return VmFacts.model_validate(vm) if isinstance(vm, dict) else None
+
+    async def _run(
+        self, playbook: str, extravars: dict[str, Any], progress: Progress | None
+    ) -> _RunOutcome:
+        self.artifacts_root.mkdir(parents=True, exist_ok=True)
+        private_dir = Path(tempfile.mkdtemp(prefix="run-", dir=self.artifacts_root))
+        loop = asyncio.get_running_loop()
+        cancelled = threading.Event()
+        collected: dict[str, Any] = {}
+
+        def on_event(event: dict[str, Any]) -> bool:
+            # Runs in the runner's thread: hand task names to the loop, keep the rest here.
+            name, data = event.get("event"), event.get("event_data", {})
+            if name == "playbook_on_task_start" and progress is not None:
+                loop.call_soon_threadsafe(progress, str(data.get("task", "")))
+            elif name == "runner_on_failed" and not data.get("ignore_errors"):
+                collected["failure"] = str(data.get("res", {}).get("msg", "task failed"))
+            elif name == "runner_on_unreachable":
+                collected["unreachable"] = True
+                collected["failure"] = str(data.get("res", {}).get("msg", "host unreachable"))
+            elif name == "playbook_on_stats":
+                collected["stats"] = data.get("artifact_data") or {}
+            return True
+
+        run = functools.partial(
+            ansible_runner.run,
+            private_data_dir=str(private_dir),
+            playbook=str(self.playbook_dir / playbook),
+            extravars={**self.extravars, **extravars, "provider": self.provider},
+            envvars={
+                "PATH": _venv_path(),
+                "ANSIBLE_LOCALHOST_WARNING": "false",
+                "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
+                "ANSIBLE_RETRY_FILES_ENABLED": "false",
+                "ANSIBLE_NOCOLOR": "true",
+            },
+            settings={"pexpect_timeout": 0.5, "suppress_ansible_output": True},
+            quiet=True,
+            event_handler=on_event,
+            cancel_callback=cancelled.is_set,
+        )
+        future = loop.run_in_executor(None, run)
+        try:
+            try:
+                runner = await asyncio.shield(future)
+            except asyncio.CancelledError:
+                # Stop ansible-playbook, wait for the runner to reap it, then give up.
+                cancelled.set()
+                with contextlib.suppress(Exception):
+                    await future
+                raise
+        finally:
+            shutil.rmtree(private_dir, ignore_errors=True)
+        outcome = _RunOutcome(status=runner.status, rc=runner.rc, **collected)
+        if outcome.status == "successful":
+            return outcome
+        message = outcome.failure or f"{playbook} ended with status {outcome.status}"
+        if message.startswith(TRANSIENT_MARKER):
+            raise ProvisioningFailed(message.removeprefix(TRANSIENT_MARKER).strip(), transient=True)
+        # An unreachable host or a run that never reached a task (status "failed" with no
+        # failed task) may heal; a task that failed with its own message will not.
+        transient = outcome.unreachable or outcome.failure is None
+        raise ProvisioningFailed(message, transient=transient)
+
+
+class ProvisioningActivities:
+    """The Temporal face of a provisioner: heartbeats, cancellation, retry decisions."""
+
+    def __init__(self, provisioner: Provisioner) -> None:
+        self.provisioner = provisioner
+
+    @activity.defn
+    async def create_vm(self, input: CreateVmInput) -> VmFacts:
+        # Idempotent by name: the playbook answers with the existing VM on a retry.
+        return await self._guarded(
+            lambda progress: self.provisioner.create_vm(input.spec, progress)
+        )
+
+    @activity.defn
+    async def destroy_vm(self, input: DestroyVmInput) -> None:
+        await self._guarded(
+            lambda progress: self.provisioner.destroy_vm(input.name, input.host, progress)
+        )
+
+    @activity.defn
+    async def describe_vm(self, input: DescribeVmInput) -> VmFacts | None:
+        return await self._guarded(
+            lambda progress: self.provisioner.describe_vm(input.name, progress)
+        )
+
+    async def _guarded(self, call: Callable[[Progress], Any]) -> Any:
+        last = {"task": "starting"}
+
+        def progress(task: str) -> None:
+            last["task"] = task
+            activity.heartbeat({"task": task})
+
+        async def keep_beating() -> None:
+            while True:
+                await asyncio.sleep(HEARTBEAT_EVERY_SECONDS)
+                activity.heartbeat({"task": last["task"]})
+
+        beat = asyncio.create_task(keep_beating())
+        try:
+            return await call(progress)
+        except ProvisioningFailed as err:
+            if err.transient:
+                # The engine's retry policy decides how often and how long to try again.
+                raise ApplicationError(err.message, type="ProvisioningTransient") from err
+            raise ApplicationError(
+                err.message, type="ProvisioningFailed", non_retryable=True
+            ) from err
+        finally:
+            beat.cancel()
