@@ -1,0 +1,118 @@
+"""Durable, de-duplicating storage of received webhooks in one SQLite file.
+
+A webhook id seen again within the de-duplication window is a retry of a delivery already
+stored: it is counted, not stored twice. The window should cover the sender's whole retry
+schedule (virtflow's default schedule ends within a day; the default window is a week).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    webhook_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    spare_id TEXT NOT NULL,
+    received_at REAL NOT NULL,
+    deliveries INTEGER NOT NULL DEFAULT 1,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_id ON events (webhook_id, received_at);
+CREATE INDEX IF NOT EXISTS events_by_spare ON events (spare_id, type);
+"""
+
+
+class StoredEvent(BaseModel):
+    seq: int
+    webhook_id: str
+    type: str
+    spare_id: str
+    received_at: float
+    deliveries: int
+    event: dict[str, Any]
+
+
+class EventStore:
+    """Opens a connection per call, so it can be used from any thread or process."""
+
+    def __init__(self, db_path: Path, dedup_window_seconds: int = 7 * 24 * 3600) -> None:
+        self.db_path = db_path
+        self.dedup_window_seconds = dedup_window_seconds
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(self._connect()) as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
+
+    def record(
+        self, webhook_id: str, event_type: str, spare_id: str, body: bytes, now: float | None = None
+    ) -> bool:
+        """Store the event; False (and a delivery counted) when this id is a retry."""
+        received_at = time.time() if now is None else now
+        with closing(self._connect()) as db:
+            # IMMEDIATE takes the write lock first, so two concurrent retries of one id
+            # cannot both see "new" and both insert.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute(
+                    "SELECT seq FROM events WHERE webhook_id = ? AND received_at >= ? "
+                    "ORDER BY seq DESC LIMIT 1",
+                    (webhook_id, received_at - self.dedup_window_seconds),
+                ).fetchone()
+                if row is not None:
+                    db.execute(
+                        "UPDATE events SET deliveries = deliveries + 1 WHERE seq = ?", (row[0],)
+                    )
+                else:
+                    db.execute(
+                        "INSERT INTO events (webhook_id, type, spare_id, received_at, body) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        (webhook_id, event_type, spare_id, received_at, body.decode("utf-8")),
+                    )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return row is None
+
+    def query(
+        self, spare_id: str | None = None, event_type: str | None = None, limit: int = 1000
+    ) -> list[StoredEvent]:
+        """Matching events, oldest first (the newest `limit` of them)."""
+        clauses, params = [], []
+        if spare_id is not None:
+            clauses.append("spare_id = ?")
+            params.append(spare_id)
+        if event_type is not None:
+            clauses.append("type = ?")
+            params.append(event_type)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        query = (
+            "SELECT seq, webhook_id, type, spare_id, received_at, deliveries, body "
+            f"FROM events {where} ORDER BY seq DESC LIMIT ?"
+        )
+        with closing(self._connect()) as db:
+            rows = db.execute(query, [*params, limit]).fetchall()
+        return [
+            StoredEvent(
+                seq=seq,
+                webhook_id=wid,
+                type=etype,
+                spare_id=sid,
+                received_at=at,
+                deliveries=deliveries,
+                event=json.loads(body),
+            )
+            for seq, wid, etype, sid, at, deliveries, body in reversed(rows)
+        ]
