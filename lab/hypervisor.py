@@ -18,7 +18,7 @@ import math
 import os
 import socket
 import tempfile
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -138,8 +138,9 @@ class LabHypervisor:
         """The next `POST /vms` answers 500 (transient) or 422 (permanent) with `message`."""
         self._failure = (message, transient)
 
-    async def create_vm(self, request: VmCreate) -> tuple[LabVm, bool]:
+    async def create_vm(self, spec: VmCreate | Mapping[str, Any]) -> tuple[LabVm, bool]:
         """Create the VM, or return the existing one of that name; True when created."""
+        request = spec if isinstance(spec, VmCreate) else VmCreate.model_validate(spec)
         if self._failure is not None:
             message, transient = self._failure
             self._failure = None
