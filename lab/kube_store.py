@@ -1,0 +1,185 @@
+"""In-memory object store behind the lab Kubernetes API: one resourceVersion counter, a
+bounded event history for watches that resume from a version, and live subscriptions.
+
+All methods are called from the event loop the API server runs in (no locks needed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import copy
+import secrets
+import string
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+Obj = dict[str, Any]
+
+KINDS: dict[str, str] = {"nodes": "Node", "pods": "Pod"}
+NAMESPACED: frozenset[str] = frozenset({"pods"})
+
+
+class KubeError(Exception):
+    """An API failure with its HTTP code and Kubernetes reason (rendered as a Status)."""
+
+    def __init__(self, code: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+
+def not_found(resource: str, name: str) -> KubeError:
+    return KubeError(404, "NotFound", f'{resource} "{name}" not found')
+
+
+@dataclass(frozen=True)
+class Event:
+    rv: int
+    type: str
+    resource: str
+    obj: Obj
+
+
+@dataclass(eq=False)
+class Subscription:
+    """One open watch; `None` in the queue means the server is dropping it."""
+
+    resource: str
+    queue: asyncio.Queue[Event | None] = field(default_factory=asyncio.Queue)
+    abrupt: bool = False
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class KubeStore:
+    def __init__(self, history_limit: int = 5000) -> None:
+        self._objects: dict[str, dict[tuple[str, str], Obj]] = {r: {} for r in KINDS}
+        self._rv = 100
+        self._history: deque[Event] = deque(maxlen=history_limit)
+        self._subscriptions: set[Subscription] = set()
+
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    def _bucket(self, resource: str) -> dict[tuple[str, str], Obj]:
+        return self._objects[resource]
+
+    def list(self, resource: str, namespace: str | None = None) -> builtins.list[Obj]:
+        items = [
+            copy.deepcopy(obj)
+            for (ns, _), obj in sorted(self._bucket(resource).items())
+            if namespace is None or ns == namespace
+        ]
+        return items
+
+    def get(self, resource: str, namespace: str, name: str) -> Obj | None:
+        obj = self._bucket(resource).get((namespace, name))
+        return copy.deepcopy(obj) if obj is not None else None
+
+    def _emit(self, event_type: str, resource: str, obj: Obj) -> None:
+        event = Event(self._rv, event_type, resource, copy.deepcopy(obj))
+        self._history.append(event)
+        for sub in self._subscriptions:
+            if sub.resource == resource:
+                sub.queue.put_nowait(event)
+
+    def _stamp(self, obj: Obj) -> None:
+        self._rv += 1
+        obj["metadata"]["resourceVersion"] = str(self._rv)
+
+    def create(self, resource: str, namespace: str, obj: Obj) -> Obj:
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        if not meta.get("name") and meta.get("generateName"):
+            suffix = "".join(
+                secrets.choice(string.ascii_lowercase + string.digits) for _ in "12345"
+            )
+            meta["name"] = meta["generateName"] + suffix
+        name = meta.get("name")
+        if not name:
+            raise KubeError(422, "Invalid", "metadata.name: Required value: name is required")
+        if (namespace, name) in self._bucket(resource):
+            raise KubeError(409, "AlreadyExists", f'{resource} "{name}" already exists')
+        obj["kind"] = KINDS[resource]
+        obj["apiVersion"] = "v1"
+        if resource in NAMESPACED:
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = _now()
+        self._stamp(obj)
+        self._bucket(resource)[(namespace, name)] = obj
+        self._emit("ADDED", resource, obj)
+        return copy.deepcopy(obj)
+
+    def replace(self, resource: str, namespace: str, name: str, obj: Obj) -> Obj:
+        """PUT semantics: optimistic concurrency when the body names a resourceVersion."""
+        current = self._bucket(resource).get((namespace, name))
+        if current is None:
+            raise not_found(resource, name)
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        wanted = meta.get("resourceVersion")
+        if wanted and wanted != current["metadata"]["resourceVersion"]:
+            raise KubeError(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on {resource} "{name}": the object has been '
+                "modified; please apply your changes to the latest version and try again",
+            )
+        for key in ("name", "namespace", "uid", "creationTimestamp"):
+            if key in current["metadata"]:
+                meta[key] = current["metadata"][key]
+            else:
+                meta.pop(key, None)
+        obj["kind"] = current["kind"]
+        obj["apiVersion"] = current["apiVersion"]
+        self._stamp(obj)
+        self._bucket(resource)[(namespace, name)] = obj
+        self._emit("MODIFIED", resource, obj)
+        return copy.deepcopy(obj)
+
+    def delete(self, resource: str, namespace: str, name: str) -> Obj:
+        obj = self._bucket(resource).pop((namespace, name), None)
+        if obj is None:
+            raise not_found(resource, name)
+        self._stamp(obj)
+        self._emit("DELETED", resource, obj)
+        return copy.deepcopy(obj)
+
+    def events_since(self, resource: str, rv: int) -> builtins.list[Event] | None:
+        """Events after `rv`, or None when `rv` is older than the kept history (410 Gone)."""
+        if rv > self._rv:
+            return []
+        oldest = self._history[0].rv if self._history else self._rv + 1
+        if rv < oldest - 1:
+            return None
+        return [e for e in self._history if e.rv > rv and e.resource == resource]
+
+    def compact(self) -> None:
+        """Forget the event history, so any watch resuming from an old version gets 410."""
+        self._history.clear()
+
+    def subscribe(self, resource: str) -> Subscription:
+        sub = Subscription(resource)
+        self._subscriptions.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        self._subscriptions.discard(sub)
+
+    def drop_subscriptions(self, abrupt: bool) -> int:
+        subs = list(self._subscriptions)
+        for sub in subs:
+            sub.abrupt = abrupt
+            sub.queue.put_nowait(None)
+        return len(subs)
