@@ -1,0 +1,232 @@
+"""Webhook delivery activities: plan who hears about a spare, and deliver one signed event.
+
+Secrets stay in the worker: workflows only ever see a receiver's name, its event filter and
+its retry schedule (`ReceiverRoute`). The default schedule (5 s initial, x6 backoff, 10 h cap,
+8 attempts) waits 5 s, 30 s, 3 min, 18 min, 1 h 48 min, 10 h, 10 h between attempts: about
+22 h in all, close to the common Standard Webhooks schedule. Receivers should de-duplicate
+webhook ids over at least that long.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Literal
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from webhooks.events import EventType, SpareEvent
+from webhooks.signing import secret_key, signed_headers
+
+USER_AGENT = "virtflow-webhooks/1"
+# The activity's attempt timeout is the HTTP timeout plus this, so the HTTP client gives up
+# first and the failure is a clear "timed out" rather than an activity timeout.
+ATTEMPT_MARGIN_SECONDS = 5.0
+_RETRYABLE_STATUS = {408, 429}
+
+
+class RetryPolicySpec(BaseModel):
+    """A receiver's retry schedule, in plain numbers the workflow turns into a RetryPolicy."""
+
+    initial_seconds: float = Field(gt=0)
+    backoff: float = Field(ge=1)
+    max_interval_seconds: float = Field(gt=0)
+    max_attempts: int = Field(ge=1)
+
+    def schedule(self) -> list[float]:
+        """The waits between attempts, in seconds (max_attempts - 1 of them)."""
+        waits, wait = [], self.initial_seconds
+        for _ in range(self.max_attempts - 1):
+            waits.append(min(wait, self.max_interval_seconds))
+            wait *= self.backoff
+        return waits
+
+
+class ReceiverConfig(BaseModel):
+    """One configured receiver (worker settings). Never enters workflow history."""
+
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+    url: str
+    secrets: list[SecretStr] = Field(min_length=1)
+    events: list[str] | None = None
+    timeout_seconds: float = Field(default=10, gt=0, le=300)
+    retry_initial_seconds: float = Field(default=5, gt=0)
+    retry_backoff: float = Field(default=6.0, ge=1)
+    retry_max_interval_seconds: float = Field(default=36000, gt=0)
+    retry_max_attempts: int = Field(default=8, ge=1, le=100)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        url = httpx.URL(value)
+        if url.scheme not in {"http", "https"} or not url.host:
+            raise ValueError("a receiver url must be an absolute http(s) URL")
+        return value
+
+    @field_validator("secrets")
+    @classmethod
+    def _real_secrets(cls, value: list[SecretStr]) -> list[SecretStr]:
+        # Rejects placeholders such as whsec_change-me: they are not base64 of 24-64 bytes.
+        for secret in value:
+            secret_key(secret.get_secret_value())
+        return value
+
+    @field_validator("events")
+    @classmethod
+    def _known_events(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None:
+            known = {e.value for e in EventType}
+            unknown = sorted(set(value) - known)
+            if unknown:
+                raise ValueError(f"unknown event types {unknown}; known: {sorted(known)}")
+        return value
+
+    @property
+    def retry(self) -> RetryPolicySpec:
+        return RetryPolicySpec(
+            initial_seconds=self.retry_initial_seconds,
+            backoff=self.retry_backoff,
+            max_interval_seconds=self.retry_max_interval_seconds,
+            max_attempts=self.retry_max_attempts,
+        )
+
+
+class ReceiverRoute(BaseModel):
+    """The non-secret part of a receiver, safe to keep in workflow history."""
+
+    name: str
+    events: list[str] | None = None
+    retry: RetryPolicySpec
+    attempt_timeout_seconds: float = Field(
+        default=10 + ATTEMPT_MARGIN_SECONDS,
+        description="A start-to-close timeout for one delivery attempt.",
+    )
+
+    def wants(self, event: EventType) -> bool:
+        return self.events is None or event.value in self.events
+
+
+class PlanNotificationsInput(BaseModel):
+    receivers: list[str] | None = None
+
+
+class PlanNotificationsResult(BaseModel):
+    routes: list[ReceiverRoute]
+
+
+class DeliverWebhookInput(BaseModel):
+    receiver: str
+    webhook_id: str = Field(min_length=1, max_length=256)
+    event: SpareEvent
+
+
+class DeliveryResult(BaseModel):
+    receiver: str
+    webhook_id: str
+    status_code: int
+    outcome: Literal["delivered", "gone"]
+
+
+def _retry_after(response: httpx.Response, cap_seconds: float) -> timedelta | None:
+    """Honour a receiver's `Retry-After: <seconds>` on 429/503, within the schedule's cap."""
+    raw = response.headers.get("retry-after", "").strip()
+    if not raw.isdigit():
+        return None
+    return timedelta(seconds=min(float(raw), cap_seconds))
+
+
+def _snippet(response: httpx.Response) -> str:
+    text = " ".join(response.text.split())
+    return text[:200]
+
+
+class NotifyActivities:
+    """Holds the receivers' configuration and one long-lived HTTP client for the worker."""
+
+    def __init__(
+        self, receivers: Mapping[str, ReceiverConfig], http: httpx.AsyncClient | None = None
+    ) -> None:
+        self._receivers = dict(receivers)
+        self._owns_http = http is None
+        self._http = http or httpx.AsyncClient(follow_redirects=False)
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
+
+    def _config(self, name: str) -> ReceiverConfig:
+        config = self._receivers.get(name)
+        if config is None:
+            # Configuration, not the network: retrying cannot make the name appear.
+            raise ApplicationError(
+                f"unknown webhook receiver {name!r}; configured: {sorted(self._receivers)}",
+                type="UnknownReceiver",
+                non_retryable=True,
+            )
+        return config
+
+    @activity.defn
+    async def plan_notifications(self, input: PlanNotificationsInput) -> PlanNotificationsResult:
+        names = sorted(self._receivers) if input.receivers is None else input.receivers
+        routes = []
+        for name in dict.fromkeys(names):
+            config = self._config(name)
+            routes.append(
+                ReceiverRoute(
+                    name=name,
+                    events=config.events,
+                    retry=config.retry,
+                    attempt_timeout_seconds=config.timeout_seconds + ATTEMPT_MARGIN_SECONDS,
+                )
+            )
+        return PlanNotificationsResult(routes=routes)
+
+    @activity.defn
+    async def deliver_webhook(self, input: DeliverWebhookInput) -> DeliveryResult:
+        name, msg_id = input.receiver, input.webhook_id
+        config = self._config(name)
+        body = input.event.to_body()
+        # A fresh timestamp per attempt (receivers reject old ones), the same id every time.
+        headers = signed_headers([s.get_secret_value() for s in config.secrets], msg_id, body)
+        headers.update({"content-type": "application/json", "user-agent": USER_AGENT})
+        what = f"{input.event.type.value} {msg_id} to receiver {name!r}"
+        try:
+            response = await self._http.post(
+                config.url, content=body, headers=headers, timeout=config.timeout_seconds
+            )
+        except httpx.TimeoutException:
+            # Only the exception's type is reported: its text could carry the URL.
+            raise ApplicationError(
+                f"{what}: timed out after {config.timeout_seconds} s", type="WebhookUnreachable"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise ApplicationError(
+                f"{what}: {type(exc).__name__}", type="WebhookUnreachable"
+            ) from None
+        status = response.status_code
+        activity.logger.info("webhook %s: HTTP %d", what, status)
+        if 200 <= status < 300:
+            return DeliveryResult(
+                receiver=name, webhook_id=msg_id, status_code=status, outcome="delivered"
+            )
+        if status == 410:
+            # Standard Webhooks: 410 Gone means "stop sending to this endpoint".
+            return DeliveryResult(
+                receiver=name, webhook_id=msg_id, status_code=status, outcome="gone"
+            )
+        if status in _RETRYABLE_STATUS or status >= 500:
+            raise ApplicationError(
+                f"{what}: HTTP {status} {_snippet(response)}".rstrip(),
+                type="WebhookReceiverUnavailable",
+                next_retry_delay=_retry_after(response, config.retry_max_interval_seconds),
+            )
+        # 3xx and other 4xx: the receiver refuses this event and would refuse it again.
+        raise ApplicationError(
+            f"{what}: HTTP {status} {_snippet(response)}".rstrip(),
+            type="WebhookRejected",
+            non_retryable=True,
+        )

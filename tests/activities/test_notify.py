@@ -1,0 +1,311 @@
+"""Webhook delivery against the real reference receiver over loopback HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from pydantic import SecretStr, ValidationError
+from temporalio import workflow
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.testing import ActivityEnvironment
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+
+from activities.notify import (
+    DeliverWebhookInput,
+    DeliveryResult,
+    NotifyActivities,
+    PlanNotificationsInput,
+    ReceiverConfig,
+    RetryPolicySpec,
+)
+from webhooks.events import EventType, SpareEvent, VmInfo, webhook_id
+from webhooks.receiver import create_receiver_app
+from webhooks.serve import serve_app
+from webhooks.signing import generate_secret
+
+SECRET = generate_secret()
+EVENT = SpareEvent(
+    type=EventType.READY,
+    spare_id="spare-c1-r1",
+    cluster="c1",
+    host="hv-01",
+    vm=VmInfo(name="spare-c1-r1", host="hv-01", ip="10.0.0.9"),
+    timestamp=datetime(2025, 3, 1, 12, 0, tzinfo=UTC),
+)
+MSG_ID = webhook_id(EVENT.spare_id, "run-1", EVENT.type)
+
+
+@dataclass
+class Receiver:
+    app: FastAPI
+    url: str
+
+    async def stored(self) -> list[dict[str, object]]:
+        async with httpx.AsyncClient() as http:
+            events: list[dict[str, object]] = (await http.get(f"{self.url}/events")).json()
+        return events
+
+
+@pytest.fixture
+async def receiver(tmp_path: Path) -> AsyncIterator[Receiver]:
+    app = create_receiver_app([SECRET], tmp_path / "events.sqlite")
+    async with serve_app(app) as url:
+        yield Receiver(app, url)
+
+
+def _config(url: str, *secrets: str, **extra: object) -> ReceiverConfig:
+    return ReceiverConfig.model_validate(
+        {"url": url, "secrets": [SecretStr(s) for s in secrets or (SECRET,)], **extra}
+    )
+
+
+async def _deliver(config: ReceiverConfig) -> DeliveryResult:
+    notify = NotifyActivities({"upgradectrl": config})
+    try:
+        return await ActivityEnvironment().run(
+            notify.deliver_webhook,
+            DeliverWebhookInput(receiver="upgradectrl", webhook_id=MSG_ID, event=EVENT),
+        )
+    finally:
+        await notify.aclose()
+
+
+async def _rejection(config: ReceiverConfig) -> ApplicationError:
+    with pytest.raises(ApplicationError) as caught:
+        await _deliver(config)
+    for text in (str(caught.value), repr(caught.value.details)):
+        for secret in config.secrets:
+            assert secret.get_secret_value() not in text
+    return caught.value
+
+
+# --- configuration -------------------------------------------------------------------------
+
+
+def test_the_default_retry_schedule_runs_from_5_seconds_to_10_hours() -> None:
+    config = _config("http://127.0.0.1:9/webhooks")
+    assert config.retry.schedule() == [5, 30, 180, 1080, 6480, 36000, 36000]
+
+
+@pytest.mark.parametrize("secret", ["whsec_change-me", "change-me", "whsec_" + "A" * 8])
+def test_placeholder_secrets_are_refused_without_echoing_them(secret: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        _config("http://127.0.0.1:9/webhooks", secret)
+    assert secret not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"secrets": []}, "at least 1 item"),
+        ({"events": ["spare.ready", "spare.exploded"]}, "unknown event types ['spare.exploded']"),
+        ({"url": "ftp://example.org/hook"}, "absolute http(s) URL"),
+        ({"url": "/webhooks"}, "absolute http(s) URL"),
+    ],
+)
+def test_invalid_receiver_configuration_fails_at_start_up(
+    fields: dict[str, object], message: str
+) -> None:
+    doc: dict[str, object] = {"url": "http://127.0.0.1:9/webhooks", "secrets": [SECRET], **fields}
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        ReceiverConfig.model_validate(doc)
+
+
+async def test_plan_lists_every_receiver_without_secrets_when_none_are_named() -> None:
+    notify = NotifyActivities(
+        {
+            "b": _config("http://127.0.0.1:9/b", events=["spare.ready"], retry_max_attempts=3),
+            "a": _config("http://127.0.0.1:9/a", timeout_seconds=2),
+        }
+    )
+    result = await ActivityEnvironment().run(
+        notify.plan_notifications, PlanNotificationsInput(receivers=None)
+    )
+    assert [r.name for r in result.routes] == ["a", "b"]
+    assert result.routes[1].events == ["spare.ready"]
+    assert result.routes[1].retry == RetryPolicySpec(
+        initial_seconds=5, backoff=6, max_interval_seconds=36000, max_attempts=3
+    )
+    assert result.routes[0].attempt_timeout_seconds == 7
+    assert "whsec_" not in result.model_dump_json()
+    await notify.aclose()
+
+
+async def test_plan_keeps_only_the_named_receivers_in_order() -> None:
+    notify = NotifyActivities({n: _config(f"http://127.0.0.1:9/{n}") for n in "abc"})
+    result = await ActivityEnvironment().run(
+        notify.plan_notifications, PlanNotificationsInput(receivers=["c", "a", "c"])
+    )
+    assert [r.name for r in result.routes] == ["c", "a"]
+    await notify.aclose()
+
+
+async def test_plan_refuses_an_unknown_receiver_by_name_without_retry() -> None:
+    notify = NotifyActivities({"upgradectrl": _config("http://127.0.0.1:9/webhooks")})
+    with pytest.raises(ApplicationError) as caught:
+        await ActivityEnvironment().run(
+            notify.plan_notifications, PlanNotificationsInput(receivers=["upgradectrl", "evil"])
+        )
+    assert caught.value.type == "UnknownReceiver" and caught.value.non_retryable
+    assert "'evil'" in str(caught.value)
+    await notify.aclose()
+
+
+# --- delivery against the real receiver ----------------------------------------------------
+
+
+async def test_a_delivery_is_verified_and_stored_by_the_receiver(receiver: Receiver) -> None:
+    result = await _deliver(_config(f"{receiver.url}/webhooks"))
+    assert result == DeliveryResult(
+        receiver="upgradectrl", webhook_id=MSG_ID, status_code=200, outcome="delivered"
+    )
+    [stored] = await receiver.stored()
+    assert stored["webhook_id"] == MSG_ID
+    assert SpareEvent.model_validate(stored["event"]) == EVENT
+
+
+async def test_rotation_signs_with_every_secret_so_either_side_may_rotate_first(
+    receiver: Receiver,
+) -> None:
+    result = await _deliver(_config(f"{receiver.url}/webhooks", generate_secret(), SECRET))
+    assert result.outcome == "delivered"
+
+
+async def test_a_redelivery_keeps_the_id_and_is_stored_once(receiver: Receiver) -> None:
+    config = _config(f"{receiver.url}/webhooks")
+    await _deliver(config)
+    await _deliver(config)
+    [stored] = await receiver.stored()
+    assert stored["deliveries"] == 2
+
+
+async def test_a_4xx_is_a_non_retryable_rejection(receiver: Receiver) -> None:
+    error = await _rejection(_config(f"{receiver.url}/webhooks", generate_secret()))
+    assert error.type == "WebhookRejected" and error.non_retryable
+    assert "HTTP 401" in str(error) and "no matching signature" in str(error)
+    assert await receiver.stored() == []
+
+
+async def test_a_404_is_a_non_retryable_rejection(receiver: Receiver) -> None:
+    error = await _rejection(_config(f"{receiver.url}/nowhere"))
+    assert error.type == "WebhookRejected" and error.non_retryable
+    assert "HTTP 404" in str(error)
+
+
+async def test_a_5xx_is_retryable(receiver: Receiver) -> None:
+    receiver.app.state.fail_next = 1
+    error = await _rejection(_config(f"{receiver.url}/webhooks"))
+    assert error.type == "WebhookReceiverUnavailable" and not error.non_retryable
+    assert "HTTP 503" in str(error)
+    assert await receiver.stored() == []
+
+
+async def test_a_410_means_gone_and_is_not_an_error(receiver: Receiver) -> None:
+    receiver.app.state.gone = True
+    result = await _deliver(_config(f"{receiver.url}/webhooks"))
+    assert (result.outcome, result.status_code) == ("gone", 410)
+
+
+async def test_a_refused_connection_is_retryable() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    error = await _rejection(_config(f"http://127.0.0.1:{port}/webhooks"))
+    assert error.type == "WebhookUnreachable" and not error.non_retryable
+    assert "ConnectError" in str(error)
+
+
+async def test_a_receiver_that_never_answers_times_out_retryably() -> None:
+    accepted = asyncio.Event()
+
+    async def hang(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.set()
+        await reader.read()  # until the client gives up and closes
+        writer.close()
+
+    server = await asyncio.start_server(hang, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        error = await _rejection(_config(f"http://127.0.0.1:{port}/w", timeout_seconds=0.3))
+    assert accepted.is_set()
+    assert error.type == "WebhookUnreachable" and not error.non_retryable
+    assert "timed out" in str(error)
+
+
+# --- through a real Temporal worker --------------------------------------------------------
+
+
+@workflow.defn(name="NotifyTestDeliverOnce")
+class DeliverOnce:
+    """Stands in for PrepareSpare's notifier: one delivery with a fast retry policy."""
+
+    @workflow.run
+    async def run(self, input: DeliverWebhookInput) -> DeliveryResult:
+        return await workflow.execute_activity_method(
+            NotifyActivities.deliver_webhook,
+            input,
+            start_to_close_timeout=timedelta(seconds=15),
+            retry_policy=RetryPolicy(
+                initial_interval=timedelta(seconds=0.1),
+                backoff_coefficient=1.0,
+                maximum_attempts=10,
+            ),
+        )
+
+
+async def _run_on_worker(client: Client, task_queue: str, config: ReceiverConfig) -> DeliveryResult:
+    notify = NotifyActivities({"upgradectrl": config})
+    try:
+        async with Worker(
+            client,
+            task_queue=task_queue,
+            workflows=[DeliverOnce],
+            activities=[notify.deliver_webhook],
+            # The test module imports pytest and uvicorn; the sandbox would re-import them.
+            workflow_runner=UnsandboxedWorkflowRunner(),
+        ):
+            return await client.execute_workflow(
+                DeliverOnce.run,
+                DeliverWebhookInput(receiver="upgradectrl", webhook_id=MSG_ID, event=EVENT),
+                id=f"notify-test-{uuid.uuid4()}",
+                task_queue=task_queue,
+                execution_timeout=timedelta(seconds=60),
+            )
+    finally:
+        await notify.aclose()
+
+
+async def test_three_failures_then_success_is_stored_exactly_once(
+    client: Client, task_queue: str, receiver: Receiver
+) -> None:
+    receiver.app.state.fail_next = 3
+    result = await _run_on_worker(client, task_queue, _config(f"{receiver.url}/webhooks"))
+    assert result.outcome == "delivered"
+    assert receiver.app.state.attempts == 4
+    [stored] = await receiver.stored()
+    assert stored["webhook_id"] == MSG_ID and stored["deliveries"] == 1
+
+
+async def test_a_rejection_fails_the_delivery_after_one_attempt(
+    client: Client, task_queue: str, receiver: Receiver
+) -> None:
+    config = _config(f"{receiver.url}/webhooks", generate_secret())
+    with pytest.raises(WorkflowFailureError) as caught:
+        await _run_on_worker(client, task_queue, config)
+    activity_error = caught.value.cause
+    assert isinstance(activity_error, ActivityError)
+    assert isinstance(activity_error.cause, ApplicationError)
+    assert activity_error.cause.type == "WebhookRejected"
+    assert receiver.app.state.attempts == 1
