@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 from pydantic import SecretStr, ValidationError
 from temporalio import workflow
 from temporalio.client import Client, WorkflowFailureError
@@ -309,3 +310,22 @@ async def test_a_rejection_fails_the_delivery_after_one_attempt(
     assert isinstance(activity_error.cause, ApplicationError)
     assert activity_error.cause.type == "WebhookRejected"
     assert receiver.app.state.attempts == 1
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "expected"),
+    [("7", timedelta(seconds=7)), ("999999", timedelta(seconds=36000)), ("soon", None)],
+)
+async def test_a_429_is_retryable_and_honours_retry_after_within_the_cap(
+    retry_after: str, expected: timedelta | None
+) -> None:
+    busy = FastAPI()
+
+    @busy.post("/webhooks")
+    async def throttle() -> JSONResponse:
+        return JSONResponse({"error": "slow down"}, 429, headers={"retry-after": retry_after})
+
+    async with serve_app(busy) as url:
+        error = await _rejection(_config(f"{url}/webhooks"))
+    assert error.type == "WebhookReceiverUnavailable" and not error.non_retryable
+    assert error.next_retry_delay == expected
