@@ -1,0 +1,90 @@
+"""Dry-run placement: where would a VM go and why not elsewhere, creating nothing.
+
+Shared by `POST /placement/explain` and `virtflow explain`. The body is the placement JSON form
+(PLACEMENT.md); when it carries no hosts, the named (or default) inventory supplies them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import yaml
+from placement.engine import place
+from placement.explain import render_explanation
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from activities.inventory import inventory_source
+from placement.models import PlacementInput
+
+from .settings import Settings
+
+# Fields an inventory snapshot supplies; a body gives either these or an inventory name.
+_SNAPSHOT_FIELDS = ("hosts", "existing_vms", "used_vmids", "next_vmid")
+
+
+class ExplainBody(BaseModel):
+    """The placement input, with hosts inline or taken from a configured inventory."""
+
+    model_config = ConfigDict(extra="allow")
+
+    request: dict[str, Any]
+    policy: dict[str, Any] | None = None
+    hosts: list[dict[str, Any]] | None = None
+    existing_vms: list[dict[str, Any]] | None = None
+    used_vmids: list[int] | None = None
+    next_vmid: int | None = None
+    inventory: str | None = Field(
+        default=None, description="Configured inventory to take hosts from when none are given"
+    )
+
+
+class ExplainResult(BaseModel):
+    decision: dict[str, Any]
+    table: str
+
+
+class ExplainInputError(Exception):
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+def load_policy(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ExplainInputError("policy", f"{path} does not hold a mapping")
+    return data
+
+
+async def build_input(settings: Settings, body: ExplainBody) -> PlacementInput:
+    """Merge the body with the inventory snapshot and the configured policy."""
+    data = body.model_dump(exclude_none=True, exclude={"inventory"})
+    if body.hosts is None:
+        name = body.inventory or "default"
+        spec = settings.inventories.get(name)
+        if spec is None:
+            known = ", ".join(sorted(settings.inventories)) or "none"
+            raise ExplainInputError(
+                "inventory", f"unknown inventory '{name}' (configured: {known})"
+            )
+        snapshot = await inventory_source(spec).load()
+        for key in _SNAPSHOT_FIELDS:
+            if key in snapshot and key not in data:
+                data[key] = snapshot[key]
+    elif body.inventory is not None:
+        raise ExplainInputError("inventory", "give either hosts or an inventory name, not both")
+    if "policy" not in data and settings.policy_path is not None:
+        data["policy"] = load_policy(settings.policy_path)
+    return PlacementInput.model_validate(data)
+
+
+async def explain(settings: Settings, body: ExplainBody) -> ExplainResult:
+    inp = await build_input(settings, body)
+    # The engine is pure CPU work; keep the event loop free for big inventories.
+    decision = await asyncio.to_thread(place, inp)
+    table = render_explanation(inp, decision)
+    dumped = TypeAdapter(type(decision)).dump_python(decision, mode="json")
+    return ExplainResult(decision=dumped, table=table)

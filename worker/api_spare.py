@@ -1,0 +1,104 @@
+"""`/spare` routes: thin calls into the spare operations; errors are mapped in `api.py`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Depends, Request, status
+from pydantic import BaseModel
+from temporalio.client import Client
+
+from workflows.spare_models import ReleaseRequest, SpareRequest, SpareStatus
+
+from .api_auth import ANY_ROLE, OPERATOR, app_settings
+from .api_spare_ops import (
+    PrepareAccepted,
+    SpareView,
+    cancel_spare,
+    release_spare,
+    spare_status,
+    start_spare,
+)
+from .settings import Settings
+
+router = APIRouter(prefix="/spare", tags=["spare"])
+
+
+async def temporal_client(request: Request) -> Client:
+    client: Client = await request.app.state.clients.get()
+    return client
+
+
+TemporalClient = Annotated[Client, Depends(temporal_client)]
+AppSettings = Annotated[Settings, Depends(app_settings)]
+
+
+class CancelAccepted(BaseModel):
+    spare_id: str
+    cancel_requested: bool = True
+    ui_url: str
+
+
+@router.post(
+    "/prepare",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=PrepareAccepted,
+    summary="Ask for a spare node",
+    description=(
+        "Starts the PrepareSpare workflow with id `spare-<cluster>-<request_id>`. Idempotent: "
+        "the same body again answers with the same spare (id conflict policy USE_EXISTING); "
+        "a different body reusing the request_id answers 409."
+    ),
+    dependencies=[Depends(ANY_ROLE)],
+)
+async def prepare(
+    request: SpareRequest,
+    settings: AppSettings,
+    client: TemporalClient,
+) -> PrepareAccepted:
+    return await start_spare(client, settings, request)
+
+
+@router.get(
+    "/{spare_id}",
+    response_model=SpareView,
+    summary="Status of a spare, with its Temporal UI link",
+    dependencies=[Depends(ANY_ROLE)],
+)
+async def get_spare(
+    spare_id: str,
+    settings: AppSettings,
+    client: TemporalClient,
+) -> SpareView:
+    return await spare_status(client, settings, spare_id)
+
+
+@router.post(
+    "/{spare_id}/release",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=SpareStatus,
+    summary="Release a spare (drain, delete the Node, destroy the VM)",
+    dependencies=[Depends(ANY_ROLE)],
+)
+async def release(
+    spare_id: str,
+    client: TemporalClient,
+    body: Annotated[ReleaseRequest | None, Body()] = None,
+) -> SpareStatus:
+    return await release_spare(client, spare_id, body or ReleaseRequest())
+
+
+@router.delete(
+    "/{spare_id}",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=CancelAccepted,
+    summary="Cancel a spare: the workflow compensates what it already did",
+    dependencies=[Depends(OPERATOR)],
+)
+async def cancel(
+    spare_id: str,
+    settings: AppSettings,
+    client: TemporalClient,
+) -> CancelAccepted:
+    await cancel_spare(client, spare_id)
+    return CancelAccepted(spare_id=spare_id, ui_url=settings.workflow_ui_url(spare_id))

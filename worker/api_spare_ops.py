@@ -1,0 +1,216 @@
+"""Spare operations through the Temporal client, shared by the HTTP API and the command line.
+
+Domain errors here (not HTTP codes) so each edge maps them once: the API to status codes,
+the CLI to exit codes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+
+from pydantic import BaseModel
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+    WorkflowQueryRejectedError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateStage,
+)
+from temporalio.common import (
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from workflows.names import CLUSTER, POOL, PREPARE_SPARE
+from workflows.spare_models import ReleaseRequest, SpareRequest, SpareStatus
+
+from .api_temporal import TemporalUnavailable, is_unavailable
+from .settings import Settings
+
+MEMO_REQUEST_HASH = "virtflow.request_sha256"
+# Queries need a worker; without one the server would hold the call until its own deadline.
+QUERY_TIMEOUT = timedelta(seconds=10)
+# How long `release` waits for the update's answer before reporting the status as it stands.
+RELEASE_ANSWER_WAIT_SECONDS = 20.0
+
+
+class SpareNotFound(Exception):
+    """No PrepareSpare workflow has this id."""
+
+
+class SpareConflict(Exception):
+    """The request contradicts what the spare already is (different body, already closed)."""
+
+
+class InvalidSpareRequest(Exception):
+    """A request names something the configuration does not have."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class PrepareAccepted(BaseModel):
+    spare_id: str
+    workflow_id: str
+    ui_url: str
+
+
+class SpareView(SpareStatus):
+    """The status query's answer, plus where to look and what the engine says of the run."""
+
+    ui_url: str
+    workflow_status: str
+
+
+def request_hash(request: SpareRequest) -> str:
+    """Hash of the validated body: defaults spelled out or omitted give the same hash."""
+    return hashlib.sha256(request.model_dump_json().encode()).hexdigest()
+
+
+def check_names(settings: Settings, request: SpareRequest) -> None:
+    """Reject unknown inventory or receiver names before any workflow exists."""
+    if request.inventory not in settings.inventories:
+        known = ", ".join(sorted(settings.inventories)) or "none"
+        raise InvalidSpareRequest(
+            "inventory", f"unknown inventory '{request.inventory}' (configured: {known})"
+        )
+    for name in request.receivers or []:
+        if name not in settings.receivers:
+            known = ", ".join(sorted(settings.receivers)) or "none"
+            raise InvalidSpareRequest(
+                "receivers", f"unknown receiver '{name}' (configured: {known})"
+            )
+
+
+@contextmanager
+def temporal_errors(spare_id: str) -> Iterator[None]:
+    """Translate the SDK's transport errors into the domain's."""
+    try:
+        yield
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise SpareNotFound(spare_id) from err
+        if is_unavailable(err):
+            raise TemporalUnavailable(str(err)) from err
+        raise
+
+
+async def start_spare(client: Client, settings: Settings, request: SpareRequest) -> PrepareAccepted:
+    """Start PrepareSpare, or find the one this request already started (same id, same body)."""
+    check_names(settings, request)
+    workflow_id = request.spare_id
+    digest = request_hash(request)
+    pairs = [SearchAttributePair(CLUSTER, request.cluster)]
+    if request.pool:
+        pairs.append(SearchAttributePair(POOL, request.pool))
+    handle: WorkflowHandle[object, object]
+    with temporal_errors(workflow_id):
+        try:
+            handle = await client.start_workflow(
+                PREPARE_SPARE,
+                request,
+                id=workflow_id,
+                task_queue=settings.task_queue,
+                # A repeated POST joins the running spare; a closed one is never restarted
+                # under the same id, so a request_id names exactly one spare.
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                memo={MEMO_REQUEST_HASH: digest},
+                search_attributes=TypedSearchAttributes(pairs),
+                static_summary=(
+                    f"spare for {request.cluster}: {request.cpu} CPU, {request.memory_mb} MiB"
+                    + (f", {request.gpu} GPU" if request.gpu else "")
+                ),
+            )
+        except WorkflowAlreadyStartedError:
+            handle = client.get_workflow_handle(workflow_id)
+        description = await handle.describe()
+        existing = await description.memo_value(MEMO_REQUEST_HASH, default=None)
+    if existing != digest:
+        raise SpareConflict(
+            f"request_id '{request.request_id}' of cluster '{request.cluster}' is already used "
+            "by a different request"
+        )
+    return PrepareAccepted(
+        spare_id=workflow_id,
+        workflow_id=workflow_id,
+        ui_url=settings.workflow_ui_url(workflow_id),
+    )
+
+
+async def _describe_spare(
+    client: Client, spare_id: str
+) -> tuple[WorkflowHandle[object, object], WorkflowExecutionStatus]:
+    handle = client.get_workflow_handle(spare_id)
+    with temporal_errors(spare_id):
+        description = await handle.describe()
+    if description.workflow_type != PREPARE_SPARE:
+        raise SpareNotFound(spare_id)
+    return handle, description.status or WorkflowExecutionStatus.RUNNING
+
+
+async def _query_status(handle: WorkflowHandle[object, object], spare_id: str) -> SpareStatus:
+    with temporal_errors(spare_id):
+        try:
+            return await handle.query("status", result_type=SpareStatus, rpc_timeout=QUERY_TIMEOUT)
+        except (WorkflowQueryFailedError, WorkflowQueryRejectedError) as err:
+            raise SpareConflict(f"status query failed: {err}") from err
+        except RPCError as err:
+            if err.status == RPCStatusCode.DEADLINE_EXCEEDED:
+                raise TemporalUnavailable(
+                    "no worker answered the status query: is a virtflow worker running?"
+                ) from err
+            raise
+
+
+async def spare_status(client: Client, settings: Settings, spare_id: str) -> SpareView:
+    handle, run_status = await _describe_spare(client, spare_id)
+    status = await _query_status(handle, spare_id)
+    return SpareView(
+        **status.model_dump(),
+        ui_url=settings.workflow_ui_url(spare_id),
+        workflow_status=run_status.name.lower(),
+    )
+
+
+async def release_spare(client: Client, spare_id: str, request: ReleaseRequest) -> SpareStatus:
+    """Run the `release` update; answer with the status once accepted (release takes a while)."""
+    handle, run_status = await _describe_spare(client, spare_id)
+    if run_status != WorkflowExecutionStatus.RUNNING:
+        raise SpareConflict(f"spare {spare_id} is {run_status.name.lower()}, nothing to release")
+    with temporal_errors(spare_id):
+        try:
+            update = await handle.start_update(
+                "release",
+                request,
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+                result_type=SpareStatus,
+            )
+            return await asyncio.wait_for(update.result(), RELEASE_ANSWER_WAIT_SECONDS)
+        except WorkflowUpdateFailedError as err:
+            cause = err.cause or err
+            raise SpareConflict(f"release refused: {cause}") from err
+        except TimeoutError:
+            pass
+    return await _query_status(handle, spare_id)
+
+
+async def cancel_spare(client: Client, spare_id: str) -> None:
+    """Cancel the workflow: it compensates (destroys what it created) before it ends."""
+    handle, run_status = await _describe_spare(client, spare_id)
+    if run_status != WorkflowExecutionStatus.RUNNING:
+        raise SpareConflict(f"spare {spare_id} is {run_status.name.lower()}, nothing to cancel")
+    with temporal_errors(spare_id):
+        await handle.cancel()
