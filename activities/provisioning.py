@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import os
 import shutil
@@ -156,6 +157,8 @@ class AnsibleProvisioner:
         self.artifacts_root.mkdir(parents=True, exist_ok=True)
         private_dir = Path(tempfile.mkdtemp(prefix="run-", dir=self.artifacts_root))
         loop = asyncio.get_running_loop()
+        # Progress runs in the activity's context, where activity.heartbeat works.
+        context = contextvars.copy_context()
         cancelled = threading.Event()
         collected: dict[str, Any] = {}
 
@@ -163,7 +166,7 @@ class AnsibleProvisioner:
             # Runs in the runner's thread: hand task names to the loop, keep the rest here.
             name, data = event.get("event"), event.get("event_data", {})
             if name == "playbook_on_task_start" and progress is not None:
-                loop.call_soon_threadsafe(progress, str(data.get("task", "")))
+                loop.call_soon_threadsafe(progress, str(data.get("task", "")), context=context)
             elif name == "runner_on_failed" and not data.get("ignore_errors"):
                 collected["failure"] = str(data.get("res", {}).get("msg", "task failed"))
             elif name == "runner_on_unreachable":

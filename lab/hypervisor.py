@@ -115,6 +115,7 @@ class LabHypervisor:
         self._vms: dict[str, LabVm] = self._load_state()
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
         self.url = ""
 
     @classmethod
@@ -153,7 +154,9 @@ class LabHypervisor:
         self._vms[vm.name] = vm
         self._save_state()
         if self.create_delay > 0:
-            await asyncio.sleep(self.create_delay)
+            # Cut short by stop(), so a test's long delay never holds the shutdown.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), self.create_delay)
         if self.on_start is not None:
             await self.on_start(vm)
         return vm, True
@@ -303,6 +306,7 @@ class LabHypervisor:
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
         """Serve in the current loop; VMs from the state file boot again (on_start)."""
+        self._closing.clear()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
@@ -324,6 +328,7 @@ class LabHypervisor:
     async def stop(self) -> None:
         if self._server is None or self._task is None:
             return
+        self._closing.set()
         self._server.should_exit = True
         await self._task
         self._server = self._task = None

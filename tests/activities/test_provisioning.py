@@ -1,0 +1,163 @@
+"""Provisioning activities: the real ansible-runner runs the real playbooks against a started
+lab hypervisor, through Temporal's ActivityEnvironment. Each run costs ~2 s: eight in all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from activities.provisioning import (
+    AnsibleProvisioner,
+    CreateVmInput,
+    DescribeVmInput,
+    DestroyVmInput,
+    ProvisioningActivities,
+    VmFacts,
+    VmSpec,
+)
+from lab.hypervisor import LabHypervisor
+
+REPO = Path(__file__).resolve().parents[2]
+CREATE_TASK = "Ask the lab hypervisor for the VM"
+
+
+@pytest.fixture(scope="module")
+async def hypervisor() -> AsyncIterator[LabHypervisor]:
+    hv = LabHypervisor(
+        [
+            {
+                "name": "bm-1",
+                "cpu_capacity": 32,
+                "cpu_allocation_ratio": 2.0,
+                "memory_mb_capacity": 131072,
+                "memory_allocation_ratio": 1.0,
+                "gpu_capacity": 0,
+            }
+        ]
+    )
+    await hv.start()
+    yield hv
+    await hv.stop()
+
+
+@pytest.fixture
+def artifacts(tmp_path: Path) -> Path:
+    return tmp_path / "ansible"
+
+
+@pytest.fixture
+def activities(hypervisor: LabHypervisor, artifacts: Path) -> ProvisioningActivities:
+    hypervisor.create_delay = 0.0
+    provisioner = AnsibleProvisioner(
+        playbook_dir=REPO / "playbooks",
+        provider="lab",
+        extravars={"lab_hypervisor_url": hypervisor.url},
+        artifacts_root=artifacts,
+    )
+    return ProvisioningActivities(provisioner)
+
+
+def spec(name: str, **overrides: Any) -> VmSpec:
+    fields: dict[str, Any] = {
+        "name": name,
+        "host": "bm-1",
+        "cpu": 4,
+        "memory_mb": 8192,
+        "labels": {"virtflow.io/spare": "true"},
+    }
+    return VmSpec.model_validate(fields | overrides)
+
+
+def recording_env() -> tuple[ActivityEnvironment, list[Any]]:
+    env, beats = ActivityEnvironment(), list[Any]()
+    env.on_heartbeat = lambda *details: beats.extend(details)
+    return env, beats
+
+
+async def test_create_returns_facts_from_set_stats_and_is_idempotent(
+    hypervisor: LabHypervisor, activities: ProvisioningActivities, artifacts: Path
+) -> None:
+    env, beats = recording_env()
+    facts = await env.run(activities.create_vm, CreateVmInput(spec=spec("spare-1", vmid=4242)))
+    lab_vm = hypervisor.vms["spare-1"]
+    assert facts == VmFacts(name="spare-1", host="bm-1", ip=lab_vm.ip, mac=lab_vm.mac, vmid=4242)
+    assert lab_vm.labels == {"virtflow.io/spare": "true"}
+    assert {"task": CREATE_TASK} in beats
+    assert list(artifacts.iterdir()) == []  # the per-run private data dir is gone
+
+    # A retry after a worker crash: same name, never a second VM.
+    again = await ActivityEnvironment().run(
+        activities.create_vm, CreateVmInput(spec=spec("spare-1", cpu=8))
+    )
+    assert again == facts
+    assert [name for name in hypervisor.vms if name == "spare-1"] == ["spare-1"]
+    assert hypervisor.vms["spare-1"].cpu == 4
+
+    described = await ActivityEnvironment().run(
+        activities.describe_vm, DescribeVmInput(name="spare-1")
+    )
+    assert described == facts
+
+
+async def test_destroy_is_idempotent(
+    hypervisor: LabHypervisor, activities: ProvisioningActivities
+) -> None:
+    await hypervisor.create_vm(spec("spare-2").model_dump())
+    destroy = DestroyVmInput(name="spare-2", host="bm-1")
+    await ActivityEnvironment().run(activities.destroy_vm, destroy)
+    assert "spare-2" not in hypervisor.vms
+    await ActivityEnvironment().run(activities.destroy_vm, destroy)  # already gone: no error
+    assert "spare-2" not in hypervisor.vms
+
+
+async def test_permanent_failure_is_non_retryable_with_the_hypervisor_message(
+    hypervisor: LabHypervisor, activities: ProvisioningActivities
+) -> None:
+    hypervisor.fail_next_create("image ubuntu-24.04 not found in datastore lab")
+    with pytest.raises(ApplicationError) as caught:
+        await ActivityEnvironment().run(activities.create_vm, CreateVmInput(spec=spec("spare-3")))
+    assert caught.value.type == "ProvisioningFailed"
+    assert caught.value.non_retryable
+    assert caught.value.message == "image ubuntu-24.04 not found in datastore lab"
+    assert "spare-3" not in hypervisor.vms
+
+
+async def test_transient_failure_is_retryable(
+    hypervisor: LabHypervisor, activities: ProvisioningActivities
+) -> None:
+    hypervisor.fail_next_create("hypervisor busy, try later", transient=True)
+    with pytest.raises(ApplicationError) as caught:
+        await ActivityEnvironment().run(activities.create_vm, CreateVmInput(spec=spec("spare-4")))
+    assert caught.value.type == "ProvisioningTransient"
+    assert not caught.value.non_retryable
+    assert "answered 500: hypervisor busy, try later" in caught.value.message
+
+
+async def test_cancellation_stops_the_playbook(
+    hypervisor: LabHypervisor, activities: ProvisioningActivities
+) -> None:
+    # The hypervisor would hold the request far longer than the bound below: only a
+    # stopped ansible-playbook lets the activity return in time.
+    hypervisor.create_delay = 600
+    env, beats = recording_env()
+    running = asyncio.create_task(
+        env.run(activities.create_vm, CreateVmInput(spec=spec("spare-5")))
+    )
+    await eventually(lambda: {"task": CREATE_TASK} in beats and "spare-5" in hypervisor.vms)
+    env.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(running, timeout=60)
+
+
+async def eventually(condition: Any, timeout: float = 30.0) -> None:
+    """Poll `condition` until true, failing after `timeout` seconds."""
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.05)
