@@ -1,0 +1,137 @@
+"""The ledger never over-commits, refuses what does not fit, and serves waiters in order."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from temporalio.client import WorkflowFailureError
+from temporalio.exceptions import ApplicationError
+
+from tests.helpers import assert_eventually
+from workflows.names import ledger_workflow_id
+from workflows.prepare_spare import PrepareSpare
+from workflows.spare_models import Phase, ReleaseRequest
+
+from .conftest import Stack
+from .test_prepare_spare import wait_phase
+
+
+def small_site(hosts: int, cpu_each: int) -> dict[str, Any]:
+    return {
+        "hosts": [
+            {
+                "name": f"bm-{i:02d}",
+                "pool": "general",
+                "cpu_capacity": cpu_each,
+                "cpu_allocated": 0,
+                "cpu_allocation_ratio": 1.0,
+                "memory_mb_capacity": 65536,
+                "memory_mb_allocated": 0,
+                "memory_allocation_ratio": 1.0,
+            }
+            for i in range(hosts)
+        ]
+    }
+
+
+async def ledger_reservations(stack: Stack) -> list[Any]:
+    handle = stack.client.get_workflow_handle(ledger_workflow_id(stack.inventory))
+    found: list[Any] = await handle.query("reservations")
+    return found
+
+
+def by_host(reservations: list[Any]) -> dict[str, int]:
+    cpu: dict[str, int] = {}
+    for r in reservations:
+        cpu[r["host"]] = cpu.get(r["host"], 0) + r["cpu"]
+    return cpu
+
+
+class TestThirtySparesOnRoomForTen:
+    @pytest.fixture
+    def inventory_doc(self) -> dict[str, Any]:
+        return small_site(hosts=5, cpu_each=8)  # 5 hosts x 2 spares of 4 CPUs
+
+    async def test_exactly_ten_are_reserved_and_twenty_fail_with_no_capacity(
+        self, stack: Stack
+    ) -> None:
+        requests = [stack.request(cpu=4, ttl_seconds=2) for _ in range(30)]
+        handles = await asyncio.gather(*(stack.start(r) for r in requests))
+        outcomes = await asyncio.gather(*(h.result() for h in handles), return_exceptions=True)
+
+        released = [o for o in outcomes if not isinstance(o, BaseException)]
+        failed = [o for o in outcomes if isinstance(o, WorkflowFailureError)]
+        assert len(released) == 10 and len(failed) == 20
+        for err in failed:
+            assert isinstance(err.cause, ApplicationError)
+            assert err.cause.type == "NoCapacity"
+            assert err.cause.message.startswith("no_capacity: no host fits")
+        hosts_used = [o.host for o in released]
+        assert all(hosts_used.count(h) == 2 for h in set(hosts_used))
+        assert stack.lab.hypervisor.peak_cpu_ok()
+        assert await ledger_reservations(stack) == []
+
+
+class TestWaitingForCapacity:
+    @pytest.fixture
+    def inventory_doc(self) -> dict[str, Any]:
+        return small_site(hosts=2, cpu_each=4)  # room for exactly two spares of 4 CPUs
+
+    async def test_waiters_are_placed_by_priority_then_arrival_as_room_frees(
+        self, stack: Stack
+    ) -> None:
+        first, second = stack.request(cpu=4), stack.request(cpu=4)
+        holders = [await stack.start(first), await stack.start(second)]
+        for h in holders:
+            await wait_phase(h, Phase.READY)
+
+        early = stack.request(cpu=4, wait_for_capacity=True)
+        urgent = stack.request(cpu=4, wait_for_capacity=True, priority=5)
+        waiters = []
+        for req in (early, urgent):
+            handle = await stack.start(req)
+            await wait_phase(handle, Phase.WAITING_CAPACITY)
+            waiters.append(handle)
+
+        await holders[0].execute_update(PrepareSpare.release, ReleaseRequest())
+        await wait_phase(waiters[1], Phase.READY)  # the urgent one goes first
+        status = await waiters[0].query(PrepareSpare.status)
+        assert status.phase == Phase.WAITING_CAPACITY
+
+        await holders[1].execute_update(PrepareSpare.release, ReleaseRequest())
+        await wait_phase(waiters[0], Phase.READY)
+
+        reserved = await ledger_reservations(stack)
+        assert sorted(r["spare_id"] for r in reserved) == sorted([early.spare_id, urgent.spare_id])
+        assert all(cpu <= 4 for cpu in by_host(reserved).values())
+        for h in waiters:
+            await h.terminate("test over")
+
+    async def test_a_waiter_gives_up_at_its_deadline(self, stack: Stack) -> None:
+        holders = [await stack.start(stack.request(cpu=4)) for _ in range(2)]
+        for h in holders:
+            await wait_phase(h, Phase.READY)
+        late = await stack.start(
+            stack.request(cpu=4, wait_for_capacity=True, capacity_deadline_seconds=1)
+        )
+        with pytest.raises(WorkflowFailureError) as caught:
+            await late.result()
+        assert isinstance(caught.value.cause, ApplicationError)
+        assert caught.value.cause.message == "no_capacity: no room within 1 s"
+
+        async def withdrawn() -> None:
+            handle = stack.client.get_workflow_handle(ledger_workflow_id(stack.inventory))
+            assert await handle.query("waiters") == []
+
+        await assert_eventually(withdrawn)
+        for h in holders:
+            await h.terminate("test over")
+
+    async def test_a_request_larger_than_any_host_fails_at_once(self, stack: Stack) -> None:
+        handle = await stack.start(stack.request(cpu=64, wait_for_capacity=True))
+        with pytest.raises(WorkflowFailureError) as caught:
+            await handle.result()
+        assert isinstance(caught.value.cause, ApplicationError)
+        assert caught.value.cause.type == "NeverFits"

@@ -1,0 +1,136 @@
+"""The spare lifecycle end to end: real Temporal, real ansible-runner, real HTTP to the lab."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from temporalio.client import WorkflowFailureError
+from temporalio.exceptions import ApplicationError, CancelledError
+
+from tests.helpers import assert_eventually
+from workflows.names import ledger_workflow_id
+from workflows.prepare_spare import PrepareSpare
+from workflows.spare_models import Phase, ReleaseRequest
+
+from .conftest import Stack
+
+
+async def wait_phase(handle, phase: Phase, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
+    async def reached() -> None:
+        status = await handle.query(PrepareSpare.status)
+        assert status.phase == phase, f"still {status.phase}: {status.waiting_for}"
+
+    await assert_eventually(reached, timeout=timeout)
+
+
+async def reservations(stack: Stack) -> list[str]:
+    handle = stack.client.get_workflow_handle(ledger_workflow_id(stack.inventory))
+    found = await handle.query("reservations")
+    return [r["spare_id"] if isinstance(r, dict) else r.spare_id for r in found]
+
+
+def failure_of(err: WorkflowFailureError) -> ApplicationError:
+    assert isinstance(err.cause, ApplicationError), err.cause
+    return err.cause
+
+
+async def test_a_spare_becomes_ready_and_is_released_on_request(stack: Stack) -> None:
+    req = stack.request()
+    handle = await stack.start(req)
+    await wait_phase(handle, Phase.READY)
+
+    status = await handle.query(PrepareSpare.status)
+    assert status.host is not None and status.vm is not None and status.vm.ip
+    assert req.spare_id in stack.lab.hypervisor.vms
+    node = stack.lab.kube.store.get("nodes", None, req.spare_id)
+    assert node is not None
+
+    await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="upgrade done"))
+    result = await handle.result()
+
+    assert result.phase == Phase.RELEASED and result.reason == "upgrade done"
+    assert req.spare_id not in stack.lab.hypervisor.vms
+    assert stack.lab.kube.store.get("nodes", None, req.spare_id) is None
+    assert req.spare_id not in await reservations(stack)
+    assert await stack.event_types(req.spare_id) == [
+        "spare.reserved",
+        "spare.vm_created",
+        "spare.ready",
+        "spare.release_started",
+        "spare.released",
+    ]
+
+
+async def test_a_spare_is_released_when_its_ttl_expires(stack: Stack) -> None:
+    req = stack.request(ttl_seconds=1)
+    result = await (await stack.start(req)).result()
+    assert result.phase == Phase.RELEASED
+    assert result.reason == "TTL of 1 s expired"
+    assert req.spare_id not in stack.lab.hypervisor.vms
+
+
+async def test_a_vm_that_never_becomes_ready_is_destroyed_and_reported(stack: Stack) -> None:
+    req = stack.request(ready_timeout_seconds=3)
+    stack.lab.kubelet.set_behaviour(req.spare_id, never_ready=True)
+    handle = await stack.start(req)
+    with pytest.raises(WorkflowFailureError) as caught:
+        await handle.result()
+
+    failure = failure_of(caught.value)
+    assert failure.type == "NotReady"
+    assert "did not become Ready within 3 s" in failure.message
+    assert "Ready" in failure.message  # says what was still missing
+    assert req.spare_id not in stack.lab.hypervisor.vms
+    assert req.spare_id not in await reservations(stack)
+    events = await stack.events(req.spare_id)
+    assert events[-1]["type"] == "spare.failed"
+    assert "did not become Ready" in events[-1]["payload"]["reason"]
+
+
+async def test_a_create_that_fails_for_good_is_compensated(stack: Stack) -> None:
+    stack.lab.hypervisor.fail_next_create("image ubuntu-24.04 not found on host")
+    req = stack.request()
+    handle = await stack.start(req)
+    with pytest.raises(WorkflowFailureError) as caught:
+        await handle.result()
+
+    failure = failure_of(caught.value)
+    assert failure.type == "ProvisioningFailed"
+    assert "image ubuntu-24.04 not found" in failure.message
+    assert req.spare_id not in stack.lab.hypervisor.vms
+    assert req.spare_id not in await reservations(stack)
+    assert (await stack.event_types(req.spare_id))[-1] == "spare.failed"
+    status = await handle.query(PrepareSpare.status)
+    assert status.phase == Phase.FAILED
+
+
+async def test_cancelling_mid_way_undoes_everything(stack: Stack) -> None:
+    req = stack.request()
+    stack.lab.kubelet.set_behaviour(req.spare_id, never_ready=True)
+    handle = await stack.start(req)
+    await wait_phase(handle, Phase.WAITING_READY)
+    assert req.spare_id in stack.lab.hypervisor.vms
+
+    await handle.cancel()
+    with pytest.raises(WorkflowFailureError) as caught:
+        await handle.result()
+
+    assert isinstance(caught.value.cause, CancelledError)
+    assert req.spare_id not in stack.lab.hypervisor.vms
+    assert stack.lab.kube.store.get("nodes", None, req.spare_id) is None
+    assert req.spare_id not in await reservations(stack)
+    status = await handle.query(PrepareSpare.status)
+    assert status.phase == Phase.CANCELLED
+    assert (await stack.event_types(req.spare_id))[-1] == "spare.failed"
+
+
+async def test_release_before_ready_is_refused_with_a_reason(stack: Stack) -> None:
+    req = stack.request()
+    stack.lab.kubelet.set_behaviour(req.spare_id, never_ready=True)
+    handle = await stack.start(req)
+    await wait_phase(handle, Phase.WAITING_READY)
+    with pytest.raises(Exception, match="can be released once ready"):
+        await handle.execute_update(PrepareSpare.release, ReleaseRequest())
+    await handle.terminate("test over")
+    await asyncio.sleep(0)
