@@ -39,7 +39,10 @@ class PlaceVmResult(BaseModel):
 
 
 class PlacementActivities:
-    def __init__(self, inventories: Mapping[str, InventorySource], policy: Policy) -> None:
+    def __init__(
+        self, inventories: Mapping[str, InventorySource], policy: Policy | None = None
+    ) -> None:
+        # A configured policy wins over one that an inventory document carries.
         self._inventories = inventories
         self._policy = policy
 
@@ -54,7 +57,8 @@ class PlacementActivities:
             )
         document = await source.load()
         document = {**document, "request": request.model_dump(mode="json")}
-        document.setdefault("policy", self._policy.model_dump(mode="json"))
+        if self._policy is not None:
+            document["policy"] = self._policy.model_dump(mode="json")
         return PlacementInput.model_validate(document)
 
     @activity.defn
