@@ -82,7 +82,9 @@ def effective_capacity(host: dict[str, Any], resource: str) -> int:
     capacity = int(host.get(f"{resource}_capacity", 0))
     if resource == "gpu":  # GPUs are never overcommitted
         return capacity
-    return math.floor(capacity * float(host.get(f"{resource}_allocation_ratio", 1.0)))
+    # An absent ratio means no overcommit here: the lab does not know the placement policy.
+    ratio = host.get(f"{resource}_allocation_ratio")
+    return math.floor(capacity * float(1.0 if ratio is None else ratio))
 
 
 def mac_for(name: str) -> str:

@@ -10,7 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from lab.hypervisor import LabHypervisor, LabVm, load_inventory_file
+from lab.hypervisor import LabHypervisor, LabHypervisorError, LabVm, load_inventory_file
+from placement.models import PlacementInput
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -143,6 +144,8 @@ async def test_inventory_counts_lab_vms_on_top_of_the_file(http: httpx.AsyncClie
         {"name": "spare-g", "host": "h1", "group": "spares"},
     ]
     assert (inventory["used_vmids"], inventory["next_vmid"]) == ([100, 101, 102], 103)
+    request = {"name": "probe", "cpu": 1, "memory_mb": 1}
+    PlacementInput.model_validate(inventory | {"request": request})  # the engine accepts it
 
 
 async def test_get_and_delete_are_idempotent(http: httpx.AsyncClient) -> None:
@@ -176,8 +179,11 @@ async def test_callbacks_see_started_and_stopped_vms() -> None:
     async def on_stop(name: str) -> None:
         stopped.append(name)
 
-    hv = LabHypervisor([host("h1")], on_start=on_start, on_stop=on_stop)
-    created, _ = await hv.create_vm(vm("spare-j", labels={"pool": "general"}))
+    # No allocation ratio given: the lab does not overcommit (8 CPUs, 2 used).
+    hv = LabHypervisor([host("h1", cpu_allocation_ratio=None)], on_start=on_start, on_stop=on_stop)
+    created, _ = await hv.create_vm(vm("spare-j", cpu=6, labels={"pool": "general"}))
+    with pytest.raises(LabHypervisorError, match="insufficient_cpu"):
+        await hv.create_vm(vm("spare-k", cpu=1))
     await hv.destroy_vm("spare-j")
     await hv.destroy_vm("spare-j")
     assert [(v.name, v.ip, v.labels) for v in started] == [
@@ -215,6 +221,7 @@ async def test_state_survives_a_restart(tmp_path: Path) -> None:
 
 def test_default_lab_site_is_a_valid_inventory() -> None:
     data = load_inventory_file(REPO / "lab" / "inventory.yaml")
+    PlacementInput.model_validate(data | {"request": {"name": "probe", "cpu": 1, "memory_mb": 1}})
     hosts = data["hosts"]
     assert len(hosts) == 6 and len({h["name"] for h in hosts}) == 6
     assert {h["pool"] for h in hosts} == {"general", "gpu"}
