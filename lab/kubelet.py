@@ -172,5 +172,10 @@ class Kubelet:
 
     async def stop(self) -> None:
         """Stop pending readiness timers (the lab is shutting down)."""
-        for name in list(self._timers):
-            self._cancel_timer(name)
+
+        async def cancel_all() -> None:
+            for name in list(self._timers):
+                self._cancel_timer(name)
+
+        if self._timers:
+            await self.api.run_in_loop(cancel_all)
