@@ -17,6 +17,7 @@ import sysconfig
 import tempfile
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -115,11 +116,15 @@ class AnsibleProvisioner:
         provider: str,
         extravars: dict[str, str],
         artifacts_root: Path,
+        max_parallel_runs: int = 16,
     ) -> None:
         self.playbook_dir = playbook_dir.resolve()
         self.provider = provider
         self.extravars = dict(extravars)
         self.artifacts_root = artifacts_root
+        # Its own threads: a burst of long playbook runs must not starve the loop's default
+        # executor, and this bounds how many ansible-playbook processes run at once.
+        self._executor = ThreadPoolExecutor(max_parallel_runs, thread_name_prefix="ansible")
 
     async def create_vm(self, spec: VmSpec, progress: Progress | None = None) -> VmFacts:
         extravars: dict[str, Any] = {
@@ -193,7 +198,7 @@ class AnsibleProvisioner:
             event_handler=on_event,
             cancel_callback=cancelled.is_set,
         )
-        future = loop.run_in_executor(None, run)
+        future = loop.run_in_executor(self._executor, run)
         try:
             try:
                 runner = await asyncio.shield(future)
