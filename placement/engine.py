@@ -1,0 +1,117 @@
+"""The placement engine: filters in order, scores, the name_asc tie-break, then the VM id.
+
+`place(inp)` is the one-shot form. A caller that decides many requests against one inventory
+builds a `HostTable` once and an `Engine` per policy, then calls `Engine.decide` per request.
+Built-in plugins evaluate the whole table with numpy; plugins without a table form run host by
+host on the hosts still in the running. `vectorised=False` runs every plugin host by host:
+the reference semantics, and the same answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .decision import Decision
+from .framework import RequestContext, TableFilter, TableScore
+from .models import ExistingVm, PlacementInput, Policy, VmRequest
+from .names import NO_HOST_FITS, NO_VMID_AVAILABLE
+from .pipeline import Pipeline, build_pipeline
+from .registry import PluginRegistry, default_registry
+from .table import HostTable, IntArray
+from .vmid import allocate_vmid, describe_shortage, wants_vmid
+
+
+class Engine:
+    def __init__(
+        self,
+        policy: Policy,
+        registry: PluginRegistry | None = None,
+        *,
+        vectorised: bool = True,
+    ) -> None:
+        self.policy = policy
+        self.pipeline: Pipeline = build_pipeline(policy, registry or default_registry())
+        self.vectorised = vectorised
+
+    def decide(
+        self,
+        table: HostTable,
+        request: VmRequest,
+        existing_vms: Sequence[ExistingVm] = (),
+        used_vmids: Sequence[int] = (),
+        next_vmid: int | None = None,
+    ) -> Decision:
+        ctx = RequestContext.build(request, self.policy, existing_vms, table)
+        reasons, keywords = self._filter(ctx, table)
+        candidates = np.flatnonzero(reasons == 0)
+        plugins, matrix, totals = self._score(ctx, table, candidates)
+        if len(candidates) == 0:
+            return Decision(
+                None, None, NO_HOST_FITS, table.names, keywords, reasons, candidates,
+                plugins, matrix, totals,
+            )  # fmt: skip
+        host = table.names[candidates[int(np.argmax(totals))]]
+        vmid, error, detail = None, None, ""
+        if wants_vmid(request):
+            vmid = allocate_vmid(request, used_vmids, next_vmid)
+            if vmid is None:
+                host, error, detail = None, NO_VMID_AVAILABLE, describe_shortage(request, next_vmid)
+        return Decision(
+            host, vmid, error, table.names, keywords, reasons, candidates,
+            plugins, matrix, totals, detail,
+        )  # fmt: skip
+
+    def _filter(self, ctx: RequestContext, table: HostTable) -> tuple[IntArray, tuple[str, ...]]:
+        reasons = np.zeros(len(table), dtype=np.int64)
+        keywords: list[str] = []
+        for plugin in self.pipeline.filters:
+            offset = len(keywords)
+            keywords.extend(plugin.reasons)
+            if self.vectorised and isinstance(plugin, TableFilter):
+                found = plugin.filter_table(ctx, table)
+                reasons = np.where((reasons == 0) & (found > 0), found + offset, reasons)
+                continue
+            for i in np.flatnonzero(reasons == 0).tolist():
+                keyword = plugin.filter_host(ctx, table.hosts[i])
+                if keyword is not None:
+                    if keyword not in plugin.reasons:
+                        raise ValueError(f"{plugin.name} reported undeclared reason {keyword!r}")
+                    reasons[i] = offset + 1 + plugin.reasons.index(keyword)
+        return reasons, tuple(keywords)
+
+    def _score(
+        self, ctx: RequestContext, table: HostTable, candidates: IntArray
+    ) -> tuple[tuple[str, ...], IntArray, IntArray]:
+        names: list[str] = []
+        columns: list[IntArray] = []
+        totals = np.zeros(len(candidates), dtype=np.int64)
+        if len(candidates) == 0:
+            return (), np.zeros((0, 0), dtype=np.int64), totals
+        hosts = None
+        for plugin, weight in self.pipeline.scores:
+            column: IntArray | list[int] | None
+            if self.vectorised and isinstance(plugin, TableScore):
+                column = plugin.score_table(ctx, table, candidates)
+            else:
+                hosts = hosts or [table.hosts[i] for i in candidates.tolist()]
+                column = plugin.score_hosts(ctx, hosts)
+            if column is None:
+                continue
+            values = np.asarray(column, dtype=np.int64)
+            if values.shape != totals.shape:
+                raise ValueError(f"{plugin.name} scored {values.shape} for {totals.shape} hosts")
+            names.append(plugin.name)
+            columns.append(values)
+            totals += weight * values
+        matrix = np.column_stack(columns) if columns else np.zeros((len(candidates), 0), np.int64)
+        return tuple(names), matrix, totals
+
+
+def place(inp: PlacementInput, registry: PluginRegistry | None = None) -> Decision:
+    """Decide one request: the same input always gives the same decision."""
+    engine = Engine(inp.policy, registry)
+    return engine.decide(
+        HostTable.build(inp.hosts), inp.request, inp.existing_vms, inp.used_vmids, inp.next_vmid
+    )

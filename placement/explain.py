@@ -1,0 +1,62 @@
+"""The human-readable explanation: one row per host, best candidates first.
+
+Chosen host, then the other candidates by total (their per-plugin scores), then every rejected
+host with the first filter it failed and, for resources, the numbers behind it.
+"""
+
+from __future__ import annotations
+
+from .decision import Decision
+from .framework import RequestContext
+from .models import Host, PlacementInput
+from .names import INSUFFICIENT_CPU, INSUFFICIENT_GPU, INSUFFICIENT_MEMORY
+
+
+def _numbers(ctx: RequestContext, host: Host, keyword: str) -> str:
+    u = ctx.usage(host)
+    amounts = {
+        INSUFFICIENT_CPU: (u.cpu_req, u.cpu_cap),
+        INSUFFICIENT_MEMORY: (u.mem_req, u.mem_cap),
+        INSUFFICIENT_GPU: (u.gpu_req, u.gpu_cap),
+    }
+    if keyword not in amounts:
+        return keyword
+    requested, capacity = amounts[keyword]
+    return f"{keyword} (needs {requested} of {capacity})"
+
+
+def _request_line(inp: PlacementInput) -> str:
+    r = inp.request
+    parts = [f"cpu {r.cpu}", f"memory_mb {r.memory_mb}"]
+    parts += [f"gpu {r.gpu}"] if r.gpu else []
+    parts += [f"pool {r.pool}"] if r.pool else []
+    parts += ["dedicated"] if r.dedicated else []
+    return f"request {r.name}: " + ", ".join(parts)
+
+
+def render_explanation(inp: PlacementInput, decision: Decision, limit: int | None = None) -> str:
+    """The table; `limit` caps the number of host rows (the summary line always follows)."""
+    ctx = RequestContext(inp.request, inp.policy, (), frozenset(), frozenset(), None)
+    hosts = {h.name: h for h in inp.hosts}
+    header = ["host", "result", *decision.plugins, "total"]
+    rows: list[list[str]] = []
+    scores = decision.scores
+    for name in decision.ranked():
+        result = "chosen" if name == decision.host else "candidate"
+        breakdown = scores[name]
+        rows.append([name, result, *(str(breakdown[p]) for p in decision.plugins)])
+        rows[-1].append(str(breakdown["total"]))
+    for name, keyword in sorted(decision.rejected.items()):
+        rows.append([name, _numbers(ctx, hosts[name], keyword)])
+    shown = rows if limit is None else rows[:limit]
+    full = [header, *(row for row in shown if len(row) == len(header))]
+    widths = [max(len(row[c]) for row in full) for c in range(len(header))]
+    lines = [_request_line(inp)]
+    for row in [header, *shown]:
+        # A rejected row has no score columns: let its reason run past the result column.
+        cells = [cell.ljust(widths[c]) for c, cell in enumerate(row[:-1])] + [row[-1]]
+        lines.append("  ".join(cells).rstrip())
+    if len(shown) < len(rows):
+        lines.append(f"... {len(rows) - len(shown)} more hosts")
+    lines.append(decision.summary)
+    return "\n".join(lines)

@@ -1,0 +1,39 @@
+"""Could a request ever fit this inventory? Used to refuse at once what waiting cannot cure.
+
+The request is placed on a copy of the inventory where every host is empty: nothing allocated,
+no VM, not cordoned, no taints (cordons and taints come and go). What stays are the properties
+that waiting does not change: capacities and ratios, pools, dedicated hosts, labels, names and
+the policy's minimum free resources. The VM id is not asked for.
+"""
+
+from __future__ import annotations
+
+from .decision import Decision
+from .engine import place
+from .models import PlacementInput
+from .names import ANTI_AFFINITY
+from .registry import PluginRegistry
+
+
+def empty_inventory_decision(
+    inp: PlacementInput, registry: PluginRegistry | None = None
+) -> Decision:
+    empty = {
+        "cpu_allocated": 0,
+        "memory_mb_allocated": 0,
+        "gpu_allocated": 0,
+        "vm_count": 0,
+        "unschedulable": False,
+        "taints": [],
+    }
+    hosts = [h.model_copy(update=empty) for h in inp.hosts]
+    disabled = [*inp.policy.disabled_plugins, ANTI_AFFINITY]
+    policy = inp.policy.model_copy(update={"disabled_plugins": disabled})
+    request = inp.request.model_copy(update={"vmid_range": None, "vmid_regex": None})
+    probe = PlacementInput(policy=policy, hosts=hosts, request=request)
+    return place(probe, registry)
+
+
+def largest_fit_possible(inp: PlacementInput, registry: PluginRegistry | None = None) -> bool:
+    """True when some host of the inventory could take the request once emptied."""
+    return empty_inventory_decision(inp, registry).host is not None

@@ -1,0 +1,161 @@
+"""The plugin contract: a name, and one small protocol per stage.
+
+A filter tells, per host, the first reason keyword it fails (or None). A score gives, for the
+candidates, an integer 0..100 per host after its own normalisation, or None when it does not
+apply to this request (then it is left out of the total and of the breakdown). Built-in plugins
+also evaluate a whole `HostTable` at once with numpy; the per-host methods are the reference
+semantics and must give the same answers. Site plugins may implement only the per-host form.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .models import ExistingVm, Host, Policy, VmRequest
+from .table import BoolArray, HostTable, IntArray
+
+
+@runtime_checkable
+class FilterPlugin(Protocol):
+    name: str
+    # Keywords this filter may report, in the order it checks them.
+    reasons: tuple[str, ...]
+
+    def filter_host(self, ctx: RequestContext, host: Host) -> str | None: ...
+
+
+@runtime_checkable
+class TableFilter(Protocol):
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray:
+        """Per host: 0 passes, i + 1 fails with `reasons[i]`."""
+        ...
+
+
+@runtime_checkable
+class ScorePlugin(Protocol):
+    name: str
+
+    def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None: ...
+
+
+@runtime_checkable
+class TableScore(Protocol):
+    def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
+        """Scores of the candidates `idx` (indices into the table), or None when not applicable."""
+        ...
+
+
+class PerHostScore:
+    """Base for a score computed host by host, with an optional normalisation over candidates."""
+
+    name: str = ""
+
+    def score_host(self, ctx: RequestContext, host: Host) -> int:
+        raise NotImplementedError
+
+    def normalize(self, ctx: RequestContext, raw: list[int]) -> list[int] | None:
+        return raw
+
+    def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None:
+        return self.normalize(ctx, [self.score_host(ctx, h) for h in hosts])
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Effective capacities and amounts requested once the new VM is on the host."""
+
+    cpu_cap: int
+    cpu_req: int
+    mem_cap: int
+    mem_req: int
+    gpu_cap: int
+    gpu_req: int
+
+
+@dataclass(frozen=True, eq=False)
+class TableUsage:
+    cpu_cap: IntArray
+    cpu_req: IntArray
+    mem_cap: IntArray
+    mem_req: IntArray
+    gpu_cap: IntArray
+    gpu_req: IntArray
+
+
+@dataclass(eq=False)
+class RequestContext:
+    """Per-request state computed once before any host is looked at."""
+
+    request: VmRequest
+    policy: Policy
+    existing_vms: Sequence[ExistingVm]
+    # Hosts and racks holding a VM of the request's anti-affinity group.
+    group_hosts: frozenset[str]
+    group_racks: frozenset[str]
+    name_regex: re.Pattern[str] | None
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        request: VmRequest,
+        policy: Policy,
+        existing_vms: Sequence[ExistingVm],
+        table: HostTable,
+    ) -> RequestContext:
+        group = request.anti_affinity_group
+        hosts = frozenset(v.host for v in existing_vms if group is not None and v.group == group)
+        racks: set[str] = set()
+        for name in hosts:
+            i = table.index.get(name)
+            if i is not None and table.hosts[i].rack is not None:
+                racks.add(table.hosts[i].rack)  # type: ignore[arg-type]
+        regex = re.compile(request.node_name_regex) if request.node_name_regex else None
+        return cls(request, policy, existing_vms, hosts, frozenset(racks), regex)
+
+    def usage(self, host: Host) -> Usage:
+        ratios = self.policy.allocation_ratios
+        cpu_ratio = host.cpu_allocation_ratio or ratios.cpu
+        mem_ratio = host.memory_allocation_ratio or ratios.memory_mb
+        req = self.request
+        return Usage(
+            cpu_cap=math.floor(host.cpu_capacity * cpu_ratio),
+            cpu_req=host.cpu_allocated + req.cpu,
+            mem_cap=math.floor(host.memory_mb_capacity * mem_ratio),
+            mem_req=host.memory_mb_allocated + req.memory_mb,
+            gpu_cap=host.gpu_capacity,
+            gpu_req=host.gpu_allocated + req.gpu,
+        )
+
+    def table_usage(self, table: HostTable) -> TableUsage:
+        cached = self.memo.get("usage")
+        if cached is None:
+            ratios = self.policy.allocation_ratios
+            cpu_ratio = np.where(np.isnan(table.cpu_ratio), ratios.cpu, table.cpu_ratio)
+            mem_ratio = np.where(np.isnan(table.memory_ratio), ratios.memory_mb, table.memory_ratio)
+            req = self.request
+            cached = TableUsage(
+                cpu_cap=np.floor(table.cpu_capacity * cpu_ratio).astype(np.int64),
+                cpu_req=table.cpu_allocated + req.cpu,
+                mem_cap=np.floor(table.memory_capacity * mem_ratio).astype(np.int64),
+                mem_req=table.memory_allocated + req.memory_mb,
+                gpu_cap=table.gpu_capacity,
+                gpu_req=table.gpu_allocated + req.gpu,
+            )
+            self.memo["usage"] = cached
+        return cached
+
+
+def per_signature(sig: IntArray, values: Sequence[int] | Sequence[bool]) -> IntArray:
+    """Broadcast one value per distinct signature to every host carrying it."""
+    return np.asarray(values, dtype=np.int64)[sig] if len(sig) else np.zeros(0, dtype=np.int64)
+
+
+def codes(mask: BoolArray, code: int = 1) -> IntArray:
+    return mask.astype(np.int64) * code

@@ -1,0 +1,329 @@
+"""The placement input in its JSON form (PLACEMENT.md), as pydantic models.
+
+Hosts ignore unknown fields because sites add their own (disk, ip, ...); the request and the
+policy forbid them so that a typo is an error, not a silently ignored constraint.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .names import DEFAULT_PLUGIN_WEIGHTS
+
+# Large enough for any real host, small enough that `amount * 100` stays inside int64.
+MAX_AMOUNT = 10**12
+MAX_RATIO = 1000.0
+MAX_VMID = 999_999_999
+
+Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+Resource = Literal["cpu", "memory_mb", "gpu"]
+Amount = Field(default=0, ge=0, le=MAX_AMOUNT)
+
+
+class Taint(BaseModel):
+    model_config = ConfigDict(frozen=True, coerce_numbers_to_str=True)
+
+    key: str = Field(min_length=1)
+    value: str = ""
+    effect: Effect
+
+
+class Toleration(BaseModel):
+    """Kubernetes semantics: an empty key with Exists tolerates every taint."""
+
+    model_config = ConfigDict(frozen=True, coerce_numbers_to_str=True)
+
+    key: str = ""
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str = ""
+    effect: Effect | None = None
+
+    @field_validator("effect", mode="before")
+    @classmethod
+    def _empty_effect_is_any(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def _check_operator(self) -> Toleration:
+        if not self.key and self.operator != "Exists":
+            raise ValueError("an empty key needs operator Exists")
+        if self.operator == "Exists" and self.value:
+            raise ValueError("operator Exists takes no value")
+        return self
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.effect is not None and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        return self.operator == "Exists" or self.value == taint.value
+
+
+class MatchExpression(BaseModel):
+    model_config = ConfigDict(frozen=True, coerce_numbers_to_str=True)
+
+    key: str = Field(min_length=1)
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+    values: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check_values(self) -> MatchExpression:
+        if self.operator in ("In", "NotIn") and not self.values:
+            raise ValueError(f"operator {self.operator} needs at least one value")
+        if self.operator in ("Exists", "DoesNotExist") and self.values:
+            raise ValueError(f"operator {self.operator} takes no values")
+        if self.operator in ("Gt", "Lt") and (
+            len(self.values) != 1 or _as_int(self.values[0]) is None
+        ):
+            raise ValueError(f"operator {self.operator} needs exactly one integer value")
+        return self
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        value = labels.get(self.key)
+        if self.operator == "In":
+            return value is not None and value in self.values
+        if self.operator == "NotIn":
+            return value is None or value not in self.values
+        if self.operator == "Exists":
+            return value is not None
+        if self.operator == "DoesNotExist":
+            return value is None
+        have = _as_int(value) if value is not None else None
+        if have is None:
+            return False
+        want = int(self.values[0])
+        return have > want if self.operator == "Gt" else have < want
+
+
+def _as_int(text: str) -> int | None:
+    try:
+        return int(text.strip())
+    except ValueError:
+        return None
+
+
+class PreferredTerm(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    weight: int = Field(ge=1, le=100)
+    match: list[MatchExpression] = Field(min_length=1)
+
+
+class NodeAffinity(BaseModel):
+    """`required`: OR of terms, each an AND of expressions (an empty term is refused)."""
+
+    required: list[list[MatchExpression]] = Field(default_factory=list)
+    preferred: list[PreferredTerm] = Field(default_factory=list)
+
+    @field_validator("required")
+    @classmethod
+    def _no_empty_term(cls, terms: list[list[MatchExpression]]) -> list[list[MatchExpression]]:
+        for i, term in enumerate(terms):
+            if not term:
+                raise ValueError(f"term {i} is empty (Kubernetes: an empty term matches nothing)")
+        return terms
+
+
+class Host(BaseModel):
+    model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True)
+
+    name: str = Field(min_length=1)
+    pool: str | None = None
+    dedicated: bool = False
+    cpu_capacity: int = Field(ge=0, le=MAX_AMOUNT)
+    cpu_allocated: int = Amount
+    # None: the policy's default allocation ratio applies.
+    cpu_allocation_ratio: float | None = Field(default=None, gt=0, le=MAX_RATIO)
+    memory_mb_capacity: int = Field(ge=0, le=MAX_AMOUNT)
+    memory_mb_allocated: int = Amount
+    memory_allocation_ratio: float | None = Field(default=None, gt=0, le=MAX_RATIO)
+    gpu_capacity: int = Amount
+    gpu_allocated: int = Amount
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: list[Taint] = Field(default_factory=list)
+    rack: str | None = None
+    vm_count: int = Amount
+    vm_quota: int | None = Field(default=None, ge=0, le=MAX_AMOUNT)
+    unschedulable: bool = False
+
+
+class ExistingVm(BaseModel):
+    name: str
+    host: str
+    group: str | None = None
+
+
+class VmRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    cpu: int = Field(gt=0, le=MAX_AMOUNT)
+    memory_mb: int = Field(gt=0, le=MAX_AMOUNT)
+    gpu: int = Amount
+    pool: str | None = None
+    dedicated: bool = False
+    tolerations: list[Toleration] = Field(default_factory=list)
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    node_affinity: NodeAffinity | None = None
+    anti_affinity_group: str | None = None
+    anti_affinity_scope: str = Field(default="host", pattern="^(host|rack)$")
+    node_name: str | None = None
+    node_name_regex: str | None = None
+    vmid_range: str | None = None
+    vmid_regex: str | None = None
+
+    @field_validator("node_name_regex", "vmid_regex")
+    @classmethod
+    def _compiles(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"invalid regular expression: {exc}") from None
+        return pattern
+
+    @field_validator("vmid_range")
+    @classmethod
+    def _range(cls, text: str | None) -> str | None:
+        if text is not None:
+            parse_vmid_range(text)
+        return text
+
+    @property
+    def vmid_bounds(self) -> tuple[int, int] | None:
+        return parse_vmid_range(self.vmid_range) if self.vmid_range else None
+
+
+def parse_vmid_range(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", text)
+    if match is None:
+        raise ValueError(f"expected 'a-b' with integers, got {text!r}")
+    low, high = int(match[1]), int(match[2])
+    if low > high:
+        raise ValueError(f"range start {low} is above its end {high}")
+    if high > MAX_VMID:
+        raise ValueError(f"range end {high} is above {MAX_VMID}")
+    return low, high
+
+
+class ShapePoint(BaseModel):
+    """One point of the RequestedToCapacityRatio shape: utilisation % -> score (0..100)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    utilization: int = Field(ge=0, le=100)
+    score: int = Field(ge=0, le=100)
+
+
+class ResourceWeights(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    cpu: int = Field(default=1, ge=0, le=1000)
+    memory_mb: int = Field(default=1, ge=0, le=1000)
+
+    @model_validator(mode="after")
+    def _not_all_zero(self) -> ResourceWeights:
+        if self.cpu + self.memory_mb == 0:
+            raise ValueError("at least one resource weight must be positive")
+        return self
+
+
+class AllocationRatios(BaseModel):
+    """Defaults for hosts that do not set their own overcommit ratio."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cpu: float = Field(default=1.0, gt=0, le=MAX_RATIO)
+    memory_mb: float = Field(default=1.0, gt=0, le=MAX_RATIO)
+
+
+class Thresholds(BaseModel):
+    """Resource thresholds: a preference (score) and a requirement (filter)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Prefer hosts whose use after placement stays at or under this percentage.
+    prefer_below_percent: dict[Resource, int] = Field(default_factory=dict)
+    # Reject hosts that would keep less than this free after placement.
+    min_free: dict[Resource, int] = Field(default_factory=dict)
+
+    @field_validator("prefer_below_percent")
+    @classmethod
+    def _percent(cls, value: dict[Resource, int]) -> dict[Resource, int]:
+        for key, pct in value.items():
+            if not 0 <= pct <= 100:
+                raise ValueError(f"{key}: {pct} is not a percentage (0..100)")
+        return value
+
+    @field_validator("min_free")
+    @classmethod
+    def _non_negative(cls, value: dict[Resource, int]) -> dict[Resource, int]:
+        for key, amount in value.items():
+            if not 0 <= amount <= MAX_AMOUNT:
+                raise ValueError(f"{key}: {amount} must be between 0 and {MAX_AMOUNT}")
+        return value
+
+
+def _default_shape() -> list[ShapePoint]:
+    # kube-scheduler's default: an empty host scores best (spread).
+    return [ShapePoint(utilization=0, score=100), ShapePoint(utilization=100, score=0)]
+
+
+class Policy(BaseModel):
+    """How the engine chooses. Plugin names are checked against the registry when loaded."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scoring_strategy: Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"] = (
+        "LeastAllocated"
+    )
+    ratio_shape: list[ShapePoint] = Field(default_factory=_default_shape, min_length=1)
+    resource_weights: ResourceWeights = Field(default_factory=ResourceWeights)
+    # Merged over the defaults: name a plugin to change its weight, 0 to leave it out.
+    plugin_weights: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_PLUGIN_WEIGHTS))
+    tie_break: Literal["name_asc"] = "name_asc"
+    allow_shared_on_dedicated: bool = False
+    enabled_plugins: list[str] = Field(default_factory=list)
+    disabled_plugins: list[str] = Field(default_factory=list)
+    plugin_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    allocation_ratios: AllocationRatios = Field(default_factory=AllocationRatios)
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+
+    @field_validator("plugin_weights", mode="after")
+    @classmethod
+    def _merge_weights(cls, value: dict[str, int]) -> dict[str, int]:
+        for name, weight in value.items():
+            if not 0 <= weight <= 1000:
+                raise ValueError(f"{name}: weight {weight} must be between 0 and 1000")
+        return {**DEFAULT_PLUGIN_WEIGHTS, **value}
+
+    @field_validator("ratio_shape")
+    @classmethod
+    def _increasing(cls, shape: list[ShapePoint]) -> list[ShapePoint]:
+        for before, after in itertools.pairwise(shape):
+            if after.utilization <= before.utilization:
+                raise ValueError("utilization must strictly increase from point to point")
+        return shape
+
+
+class PlacementInput(BaseModel):
+    policy: Policy = Field(default_factory=Policy)
+    hosts: list[Host]
+    existing_vms: list[ExistingVm] = Field(default_factory=list)
+    used_vmids: list[int] = Field(default_factory=list)
+    next_vmid: int | None = Field(default=None, ge=0, le=MAX_VMID)
+    request: VmRequest
+
+    @field_validator("hosts")
+    @classmethod
+    def _unique_names(cls, hosts: list[Host]) -> list[Host]:
+        seen: dict[str, int] = {}
+        for i, host in enumerate(hosts):
+            if host.name in seen:
+                raise ValueError(f"hosts.{i}.name: duplicate host name {host.name!r}")
+            seen[host.name] = i
+        return hosts

@@ -1,0 +1,1 @@
+"""Built-in filter and score plugins, one concept per module."""

@@ -1,0 +1,69 @@
+"""Filter 9 and score: taints and tolerations with Kubernetes semantics.
+
+Filter: a NoSchedule or NoExecute taint that no toleration tolerates rejects the host.
+Score (only when some candidate carries a PreferNoSchedule taint): with `n` the untolerated
+PreferNoSchedule taints of a host, `100 - 100 * n // max(n)`; 100 for all when max is 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..framework import RequestContext, per_signature
+from ..models import Host, Taint, Toleration
+from ..names import TAINT_TOLERATION, UNTOLERATED_TAINT
+from ..table import HostTable, IntArray
+
+_HARD = ("NoSchedule", "NoExecute")
+_SOFT = "PreferNoSchedule"
+
+
+def tolerated(taint: Taint, tolerations: Sequence[Toleration]) -> bool:
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+def _blocks(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> bool:
+    return any(t.effect in _HARD and not tolerated(t, tolerations) for t in taints)
+
+
+def _soft_count(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> int:
+    return sum(1 for t in taints if t.effect == _SOFT and not tolerated(t, tolerations))
+
+
+def _has_soft(taints: Sequence[Taint]) -> bool:
+    return any(t.effect == _SOFT for t in taints)
+
+
+def _normalize(counts: list[int]) -> list[int]:
+    top = max(counts, default=0)
+    return [100 if top == 0 else 100 - 100 * n // top for n in counts]
+
+
+class TaintToleration:
+    name = TAINT_TOLERATION
+    reasons = (UNTOLERATED_TAINT,)
+
+    def filter_host(self, ctx: RequestContext, host: Host) -> str | None:
+        return UNTOLERATED_TAINT if _blocks(host.taints, ctx.request.tolerations) else None
+
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray:
+        tol = ctx.request.tolerations
+        return per_signature(table.taint_sig, [_blocks(s, tol) for s in table.taint_sets])
+
+    def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None:
+        if not any(_has_soft(h.taints) for h in hosts):
+            return None
+        return _normalize([_soft_count(h.taints, ctx.request.tolerations) for h in hosts])
+
+    def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
+        sig = table.taint_sig[idx]
+        if not per_signature(sig, [_has_soft(s) for s in table.taint_sets]).any():
+            return None
+        tol = ctx.request.tolerations
+        n = per_signature(sig, [_soft_count(s, tol) for s in table.taint_sets])
+        top = int(n.max(initial=0))
+        if top == 0:
+            return np.full(len(idx), 100, dtype=np.int64)
+        return 100 - (100 * n) // top

@@ -1,0 +1,56 @@
+"""Reservations the ledger holds but the inventory may not show yet.
+
+Applying them makes the engine see what is promised: resources, VM counts, anti-affinity
+members and VM ids. A reservation whose VM the inventory already reports is already counted in
+the host's allocations and is skipped, so nothing counts twice. Its VM id is still kept as used:
+marking an id used twice is harmless, handing it out twice is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from .models import ExistingVm, PlacementInput
+
+
+class Reservation(BaseModel):
+    spare_id: str
+    vm_name: str
+    host: str
+    cpu: int = Field(ge=0)
+    memory_mb: int = Field(ge=0)
+    gpu: int = Field(default=0, ge=0)
+    group: str | None = None
+    vmid: int | None = None
+
+
+def apply_reservations(inp: PlacementInput, reservations: Sequence[Reservation]) -> PlacementInput:
+    """A copy of `inp` with every pending reservation counted on its host."""
+    hosts = {h.name: h.model_copy() for h in inp.hosts}
+    existing = list(inp.existing_vms)
+    known_vms = {vm.name for vm in existing}
+    used = list(inp.used_vmids)
+    used_set = set(used)
+    for r in reservations:
+        if r.vmid is not None and r.vmid not in used_set:
+            used.append(r.vmid)
+            used_set.add(r.vmid)
+        host = hosts.get(r.host)
+        # Absent host: it left the inventory, its capacity no longer matters.
+        if host is None or r.vm_name in known_vms:
+            continue
+        host.cpu_allocated += r.cpu
+        host.memory_mb_allocated += r.memory_mb
+        host.gpu_allocated += r.gpu
+        host.vm_count += 1
+        existing.append(ExistingVm(name=r.vm_name, host=r.host, group=r.group))
+        known_vms.add(r.vm_name)
+    return inp.model_copy(
+        update={
+            "hosts": [hosts[h.name] for h in inp.hosts],
+            "existing_vms": existing,
+            "used_vmids": used,
+        }
+    )

@@ -1,0 +1,115 @@
+"""The host inventory as columns, built once and evaluated by every request.
+
+Hosts are sorted by name here, so every later step is independent of the input order and
+"first maximum" is the name_asc tie-break. Labels and taints are interned: hosts sharing a
+label set or a taint set share one signature, and per-request label/taint logic runs once per
+distinct set instead of once per host.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from .models import Host, Taint
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class HostTable:
+    hosts: tuple[Host, ...]
+    names: tuple[str, ...]
+    index: dict[str, int]
+    unschedulable: BoolArray
+    dedicated: BoolArray
+    pool: IntArray  # code into pool_codes, -1 for no pool
+    pool_codes: dict[str, int]
+    rack: IntArray  # code into rack_codes, -1 for no rack
+    rack_codes: dict[str, int]
+    cpu_capacity: IntArray
+    cpu_allocated: IntArray
+    cpu_ratio: FloatArray  # NaN: the policy default applies
+    memory_capacity: IntArray
+    memory_allocated: IntArray
+    memory_ratio: FloatArray
+    gpu_capacity: IntArray
+    gpu_allocated: IntArray
+    vm_count: IntArray
+    vm_quota: IntArray  # -1 for unlimited
+    taint_sig: IntArray
+    taint_sets: tuple[tuple[Taint, ...], ...]
+    label_sig: IntArray
+    label_sets: tuple[dict[str, str], ...]
+    _regex_cache: dict[str, BoolArray] = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.hosts)
+
+    @classmethod
+    def build(cls, hosts: Sequence[Host]) -> HostTable:
+        ordered = tuple(sorted(hosts, key=lambda h: h.name))
+        pool_codes: dict[str, int] = {}
+        rack_codes: dict[str, int] = {}
+        taint_ids: dict[tuple[Taint, ...], int] = {}
+        label_ids: dict[tuple[tuple[str, str], ...], int] = {}
+        label_sets: list[dict[str, str]] = []
+        pools, racks, taint_sig, label_sig = [], [], [], []
+        for h in ordered:
+            pools.append(-1 if h.pool is None else pool_codes.setdefault(h.pool, len(pool_codes)))
+            racks.append(-1 if h.rack is None else rack_codes.setdefault(h.rack, len(rack_codes)))
+            taints = tuple(sorted(set(h.taints), key=lambda t: (t.key, t.value, t.effect)))
+            taint_sig.append(taint_ids.setdefault(taints, len(taint_ids)))
+            labels = tuple(sorted(h.labels.items()))
+            if labels not in label_ids:
+                label_ids[labels] = len(label_ids)
+                label_sets.append(dict(labels))
+            label_sig.append(label_ids[labels])
+
+        def ints(values: Sequence[int]) -> IntArray:
+            return np.array(values, dtype=np.int64)
+
+        def ratios(values: Sequence[float | None]) -> FloatArray:
+            return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+        return cls(
+            hosts=ordered,
+            names=tuple(h.name for h in ordered),
+            index={h.name: i for i, h in enumerate(ordered)},
+            unschedulable=np.array([h.unschedulable for h in ordered], dtype=bool),
+            dedicated=np.array([h.dedicated for h in ordered], dtype=bool),
+            pool=ints(pools),
+            pool_codes=pool_codes,
+            rack=ints(racks),
+            rack_codes=rack_codes,
+            cpu_capacity=ints([h.cpu_capacity for h in ordered]),
+            cpu_allocated=ints([h.cpu_allocated for h in ordered]),
+            cpu_ratio=ratios([h.cpu_allocation_ratio for h in ordered]),
+            memory_capacity=ints([h.memory_mb_capacity for h in ordered]),
+            memory_allocated=ints([h.memory_mb_allocated for h in ordered]),
+            memory_ratio=ratios([h.memory_allocation_ratio for h in ordered]),
+            gpu_capacity=ints([h.gpu_capacity for h in ordered]),
+            gpu_allocated=ints([h.gpu_allocated for h in ordered]),
+            vm_count=ints([h.vm_count for h in ordered]),
+            vm_quota=ints([-1 if h.vm_quota is None else h.vm_quota for h in ordered]),
+            taint_sig=ints(taint_sig),
+            taint_sets=tuple(taint_ids),
+            label_sig=ints(label_sig),
+            label_sets=tuple(label_sets),
+        )
+
+    def name_matches(self, pattern: str) -> BoolArray:
+        """Unanchored search of every host name, cached per pattern for later requests."""
+        cached = self._regex_cache.get(pattern)
+        if cached is None:
+            search = re.compile(pattern).search
+            cached = np.array([search(n) is not None for n in self.names], dtype=bool)
+            if len(self._regex_cache) < 64:
+                self._regex_cache[pattern] = cached
+        return cached
