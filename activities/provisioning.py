@@ -21,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
-import ansible_runner
 from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -159,6 +158,9 @@ class AnsibleProvisioner:
     async def _run(
         self, playbook: str, extravars: dict[str, Any], progress: Progress | None
     ) -> _RunOutcome:
+        # Imported here: workflows and the API import this module for its models only.
+        import ansible_runner
+
         self.artifacts_root.mkdir(parents=True, exist_ok=True)
         private_dir = Path(tempfile.mkdtemp(prefix="run-", dir=self.artifacts_root))
         loop = asyncio.get_running_loop()
