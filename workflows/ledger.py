@@ -41,13 +41,14 @@ PLACEMENT_RETRY = RetryPolicy(maximum_attempts=10, maximum_interval=timedelta(se
 
 @workflow.defn(name=INVENTORY_LEDGER)
 class InventoryLedger:
-    def __init__(self) -> None:
-        self._state = LedgerState(inventory="")
+    @workflow.init
+    def __init__(self, state: LedgerState) -> None:
+        # Set here, not in run(): with update-with-start the first Update arrives before run.
+        self._state = state
         self._lock = asyncio.Lock()
 
     @workflow.run
     async def run(self, state: LedgerState) -> None:
-        self._state = state
         workflow.set_current_details(self._details())
         await workflow.wait_condition(
             lambda: workflow.info().is_continue_as_new_suggested() and not self._lock.locked()

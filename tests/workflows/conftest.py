@@ -1,97 +1,21 @@
-"""A whole virtflow stack per test: lab, reference receiver, and a worker on its own queue."""
+"""Fixtures for the workflow tests: a whole stack per test."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from pydantic import SecretStr
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client
 
-from activities.notify import ReceiverConfig
 from lab.hypervisor import load_inventory_file
-from lab.stack import LabStack
-from webhooks.receiver import create_receiver_app
-from webhooks.serve import serve_app
-from webhooks.signing import generate_secret
-from worker.settings import Settings
-from worker.worker import build_worker
-from workflows.names import spare_workflow_id
-from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import SpareRequest
-
-LAB_INVENTORY = Path(__file__).resolve().parents[2] / "lab" / "inventory.yaml"
-
-
-@dataclass
-class Stack:
-    client: Client
-    lab: LabStack
-    settings: Settings
-    task_queue: str
-    inventory: str
-    receiver_url: str
-    receiver_app: Any
-
-    def request(self, **fields: Any) -> SpareRequest:
-        base: dict[str, Any] = {
-            "request_id": f"r{uuid.uuid4().hex[:10]}",
-            "cluster": "lab",
-            "inventory": self.inventory,
-            "cpu": 2,
-            "memory_mb": 2048,
-            "ttl_seconds": 3600,
-        }
-        return SpareRequest.model_validate({**base, **fields})
-
-    async def start(self, req: SpareRequest) -> WorkflowHandle[PrepareSpare, Any]:
-        return await self.client.start_workflow(
-            PrepareSpare.run,
-            req,
-            id=spare_workflow_id(req.cluster, req.request_id),
-            task_queue=self.task_queue,
-        )
-
-    async def events(self, spare_id: str) -> list[dict[str, Any]]:
-        async with httpx.AsyncClient() as http:
-            answer = await http.get(f"{self.receiver_url}/events", params={"spare_id": spare_id})
-        answer.raise_for_status()
-        events: list[dict[str, Any]] = answer.json()
-        return events
-
-    async def event_types(self, spare_id: str) -> list[str]:
-        return [e["type"] for e in await self.events(spare_id)]
-
-
-def stack_settings(
-    lab: LabStack, state_dir: Path, inventory: str, receiver_url: str, secret: str
-) -> Settings:
-    return Settings(
-        state_dir=state_dir,
-        inventories={inventory: f"{lab.hypervisor_url}/inventory"},
-        kubeconfig=lab.kubeconfig,
-        ansible_extravars={"lab_hypervisor_url": lab.hypervisor_url},
-        receivers={
-            "upgradectrl": ReceiverConfig(
-                url=f"{receiver_url}/webhooks",
-                secrets=[SecretStr(secret)],
-                retry_initial_seconds=0.2,
-                retry_backoff=2.0,
-                retry_max_interval_seconds=2,
-                retry_max_attempts=30,
-            )
-        },
-    )
+from tests.stack import LAB_INVENTORY, Stack, running_stack
 
 
 @pytest.fixture
 def inventory_doc() -> dict[str, Any]:
-    """The lab site; a test may override this fixture with its own hosts."""
+    """The lab site; a test class may override this fixture with its own hosts."""
     return load_inventory_file(LAB_INVENTORY)
 
 
@@ -99,15 +23,5 @@ def inventory_doc() -> dict[str, Any]:
 async def stack(
     client: Client, task_queue: str, tmp_path: Path, inventory_doc: dict[str, Any]
 ) -> AsyncIterator[Stack]:
-    inventory = f"inv-{uuid.uuid4().hex[:10]}"
-    secret = generate_secret()
-    lab = LabStack(inventory_doc=inventory_doc, ready_delay=0.3)
-    await lab.start(tmp_path / "lab")
-    app = create_receiver_app([secret], tmp_path / "receiver.db")
-    try:
-        async with serve_app(app) as receiver_url:
-            settings = stack_settings(lab, tmp_path, inventory, receiver_url, secret)
-            async with build_worker(settings, client, task_queue=task_queue):
-                yield Stack(client, lab, settings, task_queue, inventory, receiver_url, app)
-    finally:
-        await lab.stop()
+    async with running_stack(client, task_queue, tmp_path, inventory_doc) as running:
+        yield running

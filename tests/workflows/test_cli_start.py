@@ -10,10 +10,9 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
+from tests.stack import Stack
 from worker.temporal_binaries import temporal_cli
 from workflows.spare_models import Phase
-
-from .conftest import Stack
 
 
 async def temporal(stack: Stack, *args: str) -> str:

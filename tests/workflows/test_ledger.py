@@ -9,13 +9,13 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
+from placement.reservations import Reservation
 from tests.helpers import assert_eventually
+from tests.stack import Stack, ledger_reservations, wait_phase
+from workflows.ledger import InventoryLedger
 from workflows.names import ledger_workflow_id
 from workflows.prepare_spare import PrepareSpare
 from workflows.spare_models import Phase, ReleaseRequest
-
-from .conftest import Stack
-from .test_prepare_spare import wait_phase
 
 
 def small_site(hosts: int, cpu_each: int) -> dict[str, Any]:
@@ -36,16 +36,10 @@ def small_site(hosts: int, cpu_each: int) -> dict[str, Any]:
     }
 
 
-async def ledger_reservations(stack: Stack) -> list[Any]:
-    handle = stack.client.get_workflow_handle(ledger_workflow_id(stack.inventory))
-    found: list[Any] = await handle.query("reservations")
-    return found
-
-
-def by_host(reservations: list[Any]) -> dict[str, int]:
+def by_host(reservations: list[Reservation]) -> dict[str, int]:
     cpu: dict[str, int] = {}
     for r in reservations:
-        cpu[r["host"]] = cpu.get(r["host"], 0) + r["cpu"]
+        cpu[r.host] = cpu.get(r.host, 0) + r.cpu
     return cpu
 
 
@@ -104,7 +98,7 @@ class TestWaitingForCapacity:
         await wait_phase(waiters[0], Phase.READY)
 
         reserved = await ledger_reservations(stack)
-        assert sorted(r["spare_id"] for r in reserved) == sorted([early.spare_id, urgent.spare_id])
+        assert sorted(r.spare_id for r in reserved) == sorted([early.spare_id, urgent.spare_id])
         assert all(cpu <= 4 for cpu in by_host(reserved).values())
         for h in waiters:
             await h.terminate("test over")
@@ -123,7 +117,7 @@ class TestWaitingForCapacity:
 
         async def withdrawn() -> None:
             handle = stack.client.get_workflow_handle(ledger_workflow_id(stack.inventory))
-            assert await handle.query("waiters") == []
+            assert await handle.query(InventoryLedger.waiters) == []
 
         await assert_eventually(withdrawn)
         for h in holders:

@@ -2,32 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError, CancelledError
 
-from tests.helpers import assert_eventually
-from workflows.names import ledger_workflow_id
+from tests.stack import Stack, ledger_reservations, wait_phase
 from workflows.prepare_spare import PrepareSpare
 from workflows.spare_models import Phase, ReleaseRequest
-
-from .conftest import Stack
-
-
-async def wait_phase(handle, phase: Phase, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
-    async def reached() -> None:
-        status = await handle.query(PrepareSpare.status)
-        assert status.phase == phase, f"still {status.phase}: {status.waiting_for}"
-
-    await assert_eventually(reached, timeout=timeout)
-
-
-async def reservations(stack: Stack) -> list[str]:
-    handle = stack.client.get_workflow_handle(ledger_workflow_id(stack.inventory))
-    found = await handle.query("reservations")
-    return [r["spare_id"] if isinstance(r, dict) else r.spare_id for r in found]
 
 
 def failure_of(err: WorkflowFailureError) -> ApplicationError:
@@ -52,7 +33,7 @@ async def test_a_spare_becomes_ready_and_is_released_on_request(stack: Stack) ->
     assert result.phase == Phase.RELEASED and result.reason == "upgrade done"
     assert req.spare_id not in stack.lab.hypervisor.vms
     assert stack.lab.kube.store.get("nodes", None, req.spare_id) is None
-    assert req.spare_id not in await reservations(stack)
+    assert req.spare_id not in [r.spare_id for r in await ledger_reservations(stack)]
     assert await stack.event_types(req.spare_id) == [
         "spare.reserved",
         "spare.vm_created",
@@ -82,7 +63,7 @@ async def test_a_vm_that_never_becomes_ready_is_destroyed_and_reported(stack: St
     assert "did not become Ready within 3 s" in failure.message
     assert "Ready" in failure.message  # says what was still missing
     assert req.spare_id not in stack.lab.hypervisor.vms
-    assert req.spare_id not in await reservations(stack)
+    assert req.spare_id not in [r.spare_id for r in await ledger_reservations(stack)]
     events = await stack.events(req.spare_id)
     assert events[-1]["type"] == "spare.failed"
     assert "did not become Ready" in events[-1]["payload"]["reason"]
@@ -99,7 +80,7 @@ async def test_a_create_that_fails_for_good_is_compensated(stack: Stack) -> None
     assert failure.type == "ProvisioningFailed"
     assert "image ubuntu-24.04 not found" in failure.message
     assert req.spare_id not in stack.lab.hypervisor.vms
-    assert req.spare_id not in await reservations(stack)
+    assert req.spare_id not in [r.spare_id for r in await ledger_reservations(stack)]
     assert (await stack.event_types(req.spare_id))[-1] == "spare.failed"
     status = await handle.query(PrepareSpare.status)
     assert status.phase == Phase.FAILED
@@ -119,7 +100,7 @@ async def test_cancelling_mid_way_undoes_everything(stack: Stack) -> None:
     assert isinstance(caught.value.cause, CancelledError)
     assert req.spare_id not in stack.lab.hypervisor.vms
     assert stack.lab.kube.store.get("nodes", None, req.spare_id) is None
-    assert req.spare_id not in await reservations(stack)
+    assert req.spare_id not in [r.spare_id for r in await ledger_reservations(stack)]
     status = await handle.query(PrepareSpare.status)
     assert status.phase == Phase.CANCELLED
     assert (await stack.event_types(req.spare_id))[-1] == "spare.failed"
@@ -133,4 +114,3 @@ async def test_release_before_ready_is_refused_with_a_reason(stack: Stack) -> No
     with pytest.raises(Exception, match="can be released once ready"):
         await handle.execute_update(PrepareSpare.release, ReleaseRequest())
     await handle.terminate("test over")
-    await asyncio.sleep(0)

@@ -1,0 +1,59 @@
+"""Saved histories must replay on the current code: a change that breaks determinism fails here.
+
+To refresh the saved histories after a deliberate, patched change, run
+`VIRTFLOW_RECORD_HISTORIES=1 pytest tests/workflows/test_replay.py`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
+
+from tests.stack import Stack, wait_phase
+from worker.worker import WORKFLOWS
+from workflows.names import ledger_workflow_id, release_workflow_id
+from workflows.prepare_spare import PrepareSpare
+from workflows.spare_models import Phase, ReleaseRequest
+
+HISTORIES = Path(__file__).resolve().parents[1] / "histories"
+RECORD = os.environ.get("VIRTFLOW_RECORD_HISTORIES") == "1"
+
+
+def replayer() -> Replayer:
+    return Replayer(workflows=WORKFLOWS, data_converter=pydantic_data_converter)
+
+
+@pytest.mark.parametrize("path", sorted(HISTORIES.glob("*.json")), ids=lambda p: p.stem)
+async def test_a_saved_history_replays_on_the_current_code(path: Path) -> None:
+    history = WorkflowHistory.from_json(path.stem, path.read_text())
+    result = await replayer().replay_workflow(history, raise_on_replay_failure=True)
+    assert result.replay_failure is None
+
+
+async def test_fresh_histories_of_every_workflow_replay(stack: Stack) -> None:
+    req = stack.request()
+    handle = await stack.start(req)
+    await wait_phase(handle, Phase.READY)
+    await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="replay test"))
+    result = await handle.result()
+    assert result.phase == Phase.RELEASED
+
+    run_id = (await handle.describe()).run_id
+    child = stack.client.get_workflow_handle(f"{release_workflow_id(req.spare_id)}-{run_id[:8]}")
+    ledger = stack.client.get_workflow_handle(ledger_workflow_id(stack.inventory))
+    histories = {
+        "prepare_spare": await handle.fetch_history(),
+        "release_spare": await child.fetch_history(),
+        "inventory_ledger": await ledger.fetch_history(),
+    }
+    for name, history in histories.items():
+        replayed = await replayer().replay_workflow(history, raise_on_replay_failure=True)
+        assert replayed.replay_failure is None
+        if RECORD:
+            HISTORIES.mkdir(exist_ok=True)
+            (HISTORIES / f"{name}.json").write_text(history.to_json())
