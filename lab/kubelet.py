@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -39,6 +40,22 @@ def _condition(kind: str, status: bool, reason: str, message: str) -> Obj:
         "message": message,
         "lastHeartbeatTime": now,
         "lastTransitionTime": now,
+    }
+
+
+def _node_info(name: str) -> Obj:
+    """Every field is required by the API schema, so typed clients can decode the Node."""
+    return {
+        "architecture": "amd64",
+        "bootID": str(uuid.uuid5(uuid.NAMESPACE_DNS, f"boot.{name}")),
+        "containerRuntimeVersion": "containerd://1.7.0",
+        "kernelVersion": "6.1.0-lab",
+        "kubeProxyVersion": "v1.31.0",
+        "kubeletVersion": "v1.31.0",
+        "machineID": uuid.uuid5(uuid.NAMESPACE_DNS, name).hex,
+        "operatingSystem": "linux",
+        "osImage": "virtflow lab",
+        "systemUUID": str(uuid.uuid5(uuid.NAMESPACE_DNS, name)),
     }
 
 
@@ -116,7 +133,7 @@ class Kubelet:
             )
         status: dict[str, Any] = {
             "conditions": conditions,
-            "nodeInfo": {"kubeletVersion": "v1.31.0-virtflow-lab"},
+            "nodeInfo": _node_info(name),
         }
         if ip:
             status["addresses"] = [

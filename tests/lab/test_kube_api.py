@@ -45,7 +45,7 @@ def node(name: str, **labels: str) -> Node:
 
 
 def pod(namespace: str, name: str, node_name: str, **labels: str) -> Pod:
-    return Pod.from_dict(
+    return Pod.from_dict(  # type: ignore[return-value]
         {
             "metadata": {"name": name, "namespace": namespace, "labels": labels},
             "spec": {"nodeName": node_name, "containers": [{"name": "c", "image": "lab/c"}]},
@@ -251,7 +251,7 @@ async def test_pods_by_node_across_namespaces(kube: AsyncClient) -> None:
         "a/p1",
         "b/p2",
     ]
-    assert sorted(p.metadata.name for p in in_a if p.metadata) == ["p1", "p3"]
+    assert sorted(str(p.metadata.name) for p in in_a if p.metadata) == ["p1", "p3"]
 
 
 async def test_eviction_deletes_the_pod_with_201(kube: AsyncClient, raw: httpx.AsyncClient) -> None:

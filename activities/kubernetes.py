@@ -1,0 +1,345 @@
+"""Kubernetes activities: wait for a Node to be Ready, cordon, drain, delete, list spares.
+
+One lightkube AsyncClient per worker, built lazily from a kubeconfig (None = in-cluster or
+the default kubeconfig), so the same code talks to the lab API and to a real cluster.
+Connection failures and 5xx are plain exceptions (Temporal retries them); other 4xx except
+404/409/429 are non-retryable ApplicationErrors typed `Kubernetes<Reason>`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, Iterator, Mapping
+from pathlib import Path
+from typing import Any, cast
+
+import httpx2
+import msgspec
+from lightkube import ApiError, AsyncClient, ConfigError, KubeConfig
+from lightkube.models.meta_v1 import ObjectMeta
+from lightkube.resources.core_v1 import Node, Pod
+from lightkube.types import PatchType
+from pydantic import BaseModel, Field
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+SPARE_LABEL = "virtflow.io/spare"
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+# Startup taints that mean "not ready for workloads yet", whatever the Ready condition says.
+BLOCKING_TAINTS = (
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+    "node.kubernetes.io/uninitialized",
+    "node.cloudprovider.kubernetes.io/uninitialized",
+)
+# Codes a caller can act on (gone, exists, throttled, expired): never a permanent failure.
+_TOLERATED = {404, 409, 410, 429}
+
+
+class WaitNodeReadyInput(BaseModel):
+    node_name: str
+    # How often to heartbeat while nothing changes, and the cap of the retry backoff.
+    poll_hint_seconds: float = Field(default=5, gt=0)
+    # None: wait until Ready (the workflow's start_to_close bounds it). Set: return a
+    # not-ready result after that long, so the workflow can publish progress and decide.
+    max_wait_seconds: float | None = Field(default=None, gt=0)
+
+
+class NodeReadyResult(BaseModel):
+    node_name: str
+    ready: bool
+    missing: list[str] = Field(default_factory=list)
+
+
+class NodeNameInput(BaseModel):
+    node_name: str
+
+
+class DrainNodeInput(BaseModel):
+    node_name: str
+    timeout_seconds: int = Field(ge=0)
+    # Default: a release never hangs on a disruption budget; report what stayed instead.
+    fail_on_timeout: bool = False
+    retry_interval_seconds: float = Field(default=2.0, gt=0)
+
+
+class DrainNodeResult(BaseModel):
+    evicted: list[str] = Field(default_factory=list)
+    # Could not be evicted before the timeout (disruption budget, API errors).
+    skipped: list[str] = Field(default_factory=list)
+    # Left alone on purpose, as `kubectl drain` does: DaemonSet-owned and mirror pods.
+    ignored: list[str] = Field(default_factory=list)
+
+
+def readiness_gaps(node: Node | Mapping[str, Any] | None) -> list[str]:
+    """What still keeps this Node from taking workloads; empty means Ready."""
+    if node is None:
+        return ["node not registered"]
+    data: Mapping[str, Any] = node if isinstance(node, Mapping) else node.to_dict()
+    spec = data.get("spec") or {}
+    conditions = {c.get("type"): c for c in (data.get("status") or {}).get("conditions") or []}
+    gaps: list[str] = []
+    ready = conditions.get("Ready")
+    if ready is None:
+        gaps.append("Ready condition not reported")
+    elif ready.get("status") != "True":
+        reason = f" ({ready['reason']})" if ready.get("reason") else ""
+        gaps.append(f"Ready={ready.get('status', 'Unknown')}{reason}")
+    taints = {t.get("key") for t in spec.get("taints") or []}
+    gaps.extend(f"taint {key}" for key in BLOCKING_TAINTS if key in taints)
+    network = conditions.get("NetworkUnavailable")
+    if network is not None and network.get("status") == "True":
+        reason = f" ({network['reason']})" if network.get("reason") else ""
+        gaps.append(f"NetworkUnavailable=True{reason}")
+    if spec.get("unschedulable"):
+        gaps.append("cordoned")
+    return gaps
+
+
+def _status_code(exc: BaseException) -> int | None:
+    if isinstance(exc, ApiError) and exc.status is not None and exc.status.code:
+        return exc.status.code
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return exc.response.status_code
+    return None
+
+
+def _permanent(exc: httpx2.HTTPStatusError) -> ApplicationError | None:
+    """4xx the caller cannot fix by retrying (bad request, forbidden, invalid...)."""
+    code = _status_code(exc)
+    if code is None or not 400 <= code < 500 or code in _TOLERATED:
+        return None
+    reason = exc.status.reason if isinstance(exc, ApiError) and exc.status else None
+    message = exc.status.message if isinstance(exc, ApiError) and exc.status else str(exc)
+    return ApplicationError(
+        f"Kubernetes API answered {code}: {message}",
+        type=f"Kubernetes{reason or code}",
+        non_retryable=True,
+    )
+
+
+@contextlib.contextmanager
+def _classified(ignore: frozenset[int] = frozenset()) -> Iterator[None]:
+    """Swallow the codes in `ignore`; turn permanent 4xx into non-retryable errors."""
+    try:
+        yield
+    except httpx2.HTTPStatusError as exc:
+        if _status_code(exc) in ignore:
+            return
+        if (permanent := _permanent(exc)) is not None:
+            raise permanent from exc
+        raise
+
+
+def _pod_key(pod: Pod) -> str:
+    return f"{pod.metadata.namespace}/{pod.metadata.name}" if pod.metadata else "?"
+
+
+def _left_alone(pod: Pod) -> bool:
+    meta = pod.metadata
+    if meta is None:
+        return False
+    if MIRROR_ANNOTATION in (meta.annotations or {}):
+        return True
+    return any(ref.kind == "DaemonSet" for ref in meta.ownerReferences or [])
+
+
+class _Progress:
+    """What is still missing; shared by the watcher and the heartbeat task."""
+
+    def __init__(self) -> None:
+        self.gaps = ["node not registered"]
+        self.api_error: str | None = None
+
+    @property
+    def missing(self) -> list[str]:
+        extra = [f"kubernetes API unavailable: {self.api_error}"] if self.api_error else []
+        return self.gaps + extra
+
+    def observe(self, node: Node | None) -> bool:
+        self.gaps = readiness_gaps(node)
+        self.api_error = None
+        activity.heartbeat(self.missing)
+        return not self.gaps
+
+
+class KubernetesActivities:
+    # A watch session is re-established from a fresh list this often, in case a
+    # connection hangs half-open without an error.
+    resync_seconds = 300
+
+    def __init__(self, kubeconfig: Path | None) -> None:
+        self._kubeconfig = kubeconfig
+        self._client: AsyncClient | None = None
+
+    def _kube(self) -> AsyncClient:
+        if self._client is None:
+            try:
+                config = KubeConfig.from_file(self._kubeconfig) if self._kubeconfig else None
+                self._client = AsyncClient(config=config)
+            except (ConfigError, OSError) as exc:
+                # A wrong kubeconfig does not heal by retrying: fail where operators look.
+                raise ApplicationError(
+                    f"cannot load Kubernetes configuration: {exc}",
+                    type="KubernetesConfigError",
+                    non_retryable=True,
+                ) from exc
+        return self._client
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    @activity.defn
+    async def wait_node_ready(self, inp: WaitNodeReadyInput) -> NodeReadyResult:
+        """Never returns ready=True unless a Node object just observed has no gaps."""
+        progress = _Progress()
+        beat = asyncio.create_task(self._heartbeat_every(progress, inp.poll_hint_seconds))
+        try:
+            if inp.max_wait_seconds is None:
+                await self._until_ready(inp, progress)
+            else:
+                try:
+                    async with asyncio.timeout(inp.max_wait_seconds):
+                        await self._until_ready(inp, progress)
+                except TimeoutError:
+                    return NodeReadyResult(
+                        node_name=inp.node_name, ready=False, missing=progress.missing
+                    )
+        finally:
+            beat.cancel()
+        return NodeReadyResult(node_name=inp.node_name, ready=True, missing=[])
+
+    @staticmethod
+    async def _heartbeat_every(progress: _Progress, interval: float) -> None:
+        while True:
+            activity.heartbeat(progress.missing)
+            await asyncio.sleep(interval)
+
+    async def _until_ready(self, inp: WaitNodeReadyInput, progress: _Progress) -> None:
+        """List, then watch from the list's version; on any failure re-list after a backoff."""
+        delay = 0.1
+        while True:
+            try:
+                if await self._watch_session(inp.node_name, progress):
+                    return
+                continue  # resync: re-list at once
+            except httpx2.HTTPStatusError as exc:
+                if (permanent := _permanent(exc)) is not None:
+                    raise permanent from exc
+                if _status_code(exc) == 410:
+                    continue  # our version is too old: the re-list is the fix
+                progress.api_error = f"HTTP {_status_code(exc)}"
+            except msgspec.ValidationError as exc:
+                # A Node this client cannot decode will not decode next time either.
+                raise ApplicationError(
+                    f"cannot decode the Node from the Kubernetes API: {exc}",
+                    type="KubernetesDecodeError",
+                    non_retryable=True,
+                ) from exc
+            except (httpx2.HTTPError, OSError, ValueError) as exc:
+                # Transport failures, dropped watches, a line cut mid-JSON: all transient.
+                progress.api_error = type(exc).__name__
+            activity.heartbeat(progress.missing)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, inp.poll_hint_seconds)
+
+    async def _watch_session(self, name: str, progress: _Progress) -> bool:
+        """True once Ready; False when the session timed out and should be re-listed."""
+        client = self._kube()
+        listing = client.list(Node, fields={"metadata.name": name})
+        nodes = [node async for node in listing]
+        if progress.observe(nodes[0] if nodes else None):
+            return True
+        watch = cast(
+            AsyncGenerator[tuple[str, Node], None],
+            client.watch(
+                Node,
+                fields={"metadata.name": name},
+                resource_version=listing.resourceVersion,
+                server_timeout=self.resync_seconds,
+            ),
+        )
+        try:
+            async with asyncio.timeout(self.resync_seconds + 30), contextlib.aclosing(watch):
+                async for event, node in watch:
+                    if progress.observe(None if event == "DELETED" else node):
+                        return True
+        except TimeoutError:
+            return False
+        return False
+
+    @activity.defn
+    async def cordon_node(self, inp: NodeNameInput) -> None:
+        """Idempotent; a Node that is already gone is as cordoned as it gets."""
+        with _classified(ignore=frozenset({404})):
+            await self._kube().patch(
+                Node, inp.node_name, {"spec": {"unschedulable": True}}, patch_type=PatchType.MERGE
+            )
+
+    @activity.defn
+    async def drain_node(self, inp: DrainNodeInput) -> DrainNodeResult:
+        """Evict every pod but DaemonSet and mirror pods; retry refusals until the timeout."""
+        client = self._kube()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + inp.timeout_seconds
+        with _classified():
+            pods = [
+                p
+                async for p in client.list(
+                    Pod, namespace="*", fields={"spec.nodeName": inp.node_name}
+                )
+            ]
+        ignored = sorted(_pod_key(p) for p in pods if _left_alone(p))
+        pending = {_pod_key(p): p for p in pods if not _left_alone(p)}
+        evicted: list[str] = []
+        while True:
+            for key, pod in list(pending.items()):
+                if await self._evict(pod):
+                    evicted.append(key)
+                    del pending[key]
+            activity.heartbeat({"evicted": evicted, "pending": sorted(pending)})
+            remaining = deadline - loop.time()
+            if not pending or remaining <= 0:
+                break
+            await asyncio.sleep(min(inp.retry_interval_seconds, remaining))
+        result = DrainNodeResult(evicted=sorted(evicted), skipped=sorted(pending), ignored=ignored)
+        if pending and inp.fail_on_timeout:
+            raise ApplicationError(
+                f"drain of {inp.node_name} timed out after {inp.timeout_seconds} s; "
+                f"not evicted: {', '.join(result.skipped)}",
+                result.model_dump(),
+                type="DrainTimeout",
+                non_retryable=True,
+            )
+        return result
+
+    async def _evict(self, pod: Pod) -> bool:
+        """True when the pod is gone; False when it should be tried again later."""
+        assert pod.metadata is not None and pod.metadata.name is not None
+        name, namespace = pod.metadata.name, pod.metadata.namespace
+        eviction = Pod.Eviction(metadata=ObjectMeta(name=name, namespace=namespace))
+        try:
+            with _classified():
+                await self._kube().create(eviction, name, namespace=namespace)
+        except httpx2.HTTPStatusError as exc:
+            # 404: gone already, what a drain wants. 429 disruption budget, 5xx: next round.
+            return _status_code(exc) == 404
+        except (httpx2.HTTPError, OSError):
+            return False
+        return True
+
+    @activity.defn
+    async def delete_node(self, inp: NodeNameInput) -> None:
+        """Idempotent: 404 means an earlier attempt (or someone else) already did it."""
+        with _classified(ignore=frozenset({404})):
+            await self._kube().delete(Node, inp.node_name)
+
+    @activity.defn
+    async def list_spare_nodes(self) -> list[str]:
+        """Nodes virtflow labelled as spares, for the orphan sweep."""
+        with _classified():
+            nodes = [n async for n in self._kube().list(Node, labels={SPARE_LABEL: "true"})]
+        return sorted(n.metadata.name for n in nodes if n.metadata and n.metadata.name)

@@ -1,0 +1,290 @@
+"""Kubernetes activities against the lab API and kubelet, run in an ActivityEnvironment."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from lightkube.resources.core_v1 import Node
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from activities.kubernetes import (
+    SPARE_LABEL,
+    DrainNodeInput,
+    KubernetesActivities,
+    NodeNameInput,
+    WaitNodeReadyInput,
+    readiness_gaps,
+)
+from lab.kube_testing import KubeLab, eventually, kube_lab
+
+NOT_READY = ["Ready=False (KubeletNotReady)", "taint node.kubernetes.io/not-ready"]
+
+
+@pytest.fixture
+async def lab(tmp_path: Path) -> AsyncIterator[KubeLab]:
+    async with kube_lab(tmp_path, ready_delay=0.3) as running:
+        yield running
+
+
+@pytest.fixture
+async def acts(lab: KubeLab) -> AsyncIterator[KubernetesActivities]:
+    activities = KubernetesActivities(lab.kubeconfig)
+    yield activities
+    await activities.close()
+
+
+class Heartbeats:
+    """An ActivityEnvironment whose heartbeats are kept for assertions."""
+
+    def __init__(self) -> None:
+        self.env = ActivityEnvironment()
+        self.seen: list[Any] = []
+        self.env.on_heartbeat = lambda *details: self.seen.append(details[0] if details else None)
+
+    def saw(self, details: Any) -> bool:
+        return details in self.seen
+
+
+def _cond(kind: str, status: str, reason: str | None = None) -> dict[str, str]:
+    return {"type": kind, "status": status, **({"reason": reason} if reason else {})}
+
+
+READY = _cond("Ready", "True", "KubeletReady")
+CASES: list[tuple[str, dict[str, Any] | None, list[str]]] = [
+    ("an absent node is not registered", None, ["node not registered"]),
+    ("a ready untainted node has no gaps", {"status": {"conditions": [READY]}}, []),
+    (
+        "a fresh node names its condition reason and startup taint",
+        {
+            "spec": {"taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]},
+            "status": {"conditions": [_cond("Ready", "False", "KubeletNotReady")]},
+        },
+        NOT_READY,
+    ),
+    ("a node without a Ready condition says so", {"status": {}}, ["Ready condition not reported"]),
+    (
+        "unreachable and uninitialized taints both count",
+        {
+            "spec": {
+                "taints": [
+                    {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"},
+                    {"key": "node.kubernetes.io/uninitialized", "effect": "NoSchedule"},
+                    {"key": "example.com/dedicated", "effect": "NoSchedule"},
+                ]
+            },
+            "status": {"conditions": [READY]},
+        },
+        ["taint node.kubernetes.io/unreachable", "taint node.kubernetes.io/uninitialized"],
+    ),
+    (
+        "network unavailable blocks readiness",
+        {"status": {"conditions": [READY, _cond("NetworkUnavailable", "True", "NoRoute")]}},
+        ["NetworkUnavailable=True (NoRoute)"],
+    ),
+    (
+        "network available is fine",
+        {"status": {"conditions": [READY, _cond("NetworkUnavailable", "False")]}},
+        [],
+    ),
+    (
+        "a cordoned node is not a usable spare",
+        {"spec": {"unschedulable": True}, "status": {"conditions": [READY]}},
+        ["cordoned"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "node", "gaps"), CASES, ids=[c[0] for c in CASES])
+def test_readiness_gaps(case: str, node: dict[str, Any] | None, gaps: list[str]) -> None:
+    assert readiness_gaps(node) == gaps
+    if node is not None:
+        model = Node.from_dict({"metadata": {"name": "n"}, **node})
+        assert readiness_gaps(model) == gaps  # type: ignore[arg-type]
+
+
+async def test_wait_returns_ready_after_the_kubelet_delay(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    beats = Heartbeats()
+    waiting = asyncio.create_task(
+        beats.env.run(acts.wait_node_ready, WaitNodeReadyInput(node_name="vm1"))
+    )
+    await eventually(lambda: beats.saw(["node not registered"]))
+    await lab.kubelet.vm_started("vm1", "10.0.0.9", {SPARE_LABEL: "true"})
+    result = await asyncio.wait_for(waiting, 10)
+    assert (result.node_name, result.ready, result.missing) == ("vm1", True, [])
+    assert beats.saw(NOT_READY)
+    assert beats.seen[-1] == []
+
+
+async def test_never_ready_wait_is_cancelled_promptly_naming_what_is_missing(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    lab.kubelet.set_behaviour("vm1", never_ready=True)
+    await lab.kubelet.vm_started("vm1", None, {})
+    beats = Heartbeats()
+    waiting = asyncio.create_task(
+        beats.env.run(
+            acts.wait_node_ready, WaitNodeReadyInput(node_name="vm1", poll_hint_seconds=0.1)
+        )
+    )
+    await eventually(lambda: beats.saw(NOT_READY))
+    beats.env.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(waiting, 5)
+    assert beats.seen[-1] == NOT_READY
+
+
+async def test_bounded_probe_reports_not_ready_with_gaps(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    lab.kubelet.set_behaviour("vm1", network_unavailable=True)
+    await lab.kubelet.vm_started("vm1", None, {})
+    await eventually(lambda: lab.api.store.get("nodes", "", "vm1") is not None)
+    probe = WaitNodeReadyInput(node_name="vm1", max_wait_seconds=1.0)
+    result = await Heartbeats().env.run(acts.wait_node_ready, probe)
+    assert not result.ready
+    assert result.missing == ["NetworkUnavailable=True (NoRouteCreated)"]
+
+
+async def test_wait_survives_server_errors_and_dropped_watches(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    lab.kubelet.ready_delay = 0.5
+    await lab.kubelet.vm_started("vm1", None, {})
+    beats = Heartbeats()
+    inp = WaitNodeReadyInput(node_name="vm1", poll_hint_seconds=0.2)
+    waiting = asyncio.create_task(beats.env.run(acts.wait_node_ready, inp))
+    await eventually(lambda: beats.saw(NOT_READY))
+    lab.api.fail_next(3, status=500)
+    lab.api.drop_watches()
+    result = await asyncio.wait_for(waiting, 10)
+    assert result.ready
+    assert beats.saw([*NOT_READY, "kubernetes API unavailable: RemoteProtocolError"])
+    assert beats.saw([*NOT_READY, "kubernetes API unavailable: HTTP 500"])
+    node = lab.api.store.get("nodes", "", "vm1")
+    assert node is not None and not node["spec"]["taints"]
+
+
+async def test_wait_relists_after_410_gone(lab: KubeLab, acts: KubernetesActivities) -> None:
+    lab.kubelet.set_behaviour("vm1", late_taint_seconds=0.3)
+    await lab.kubelet.vm_started("vm1", None, {})
+    beats = Heartbeats()
+    waiting = asyncio.create_task(
+        beats.env.run(acts.wait_node_ready, WaitNodeReadyInput(node_name="vm1"))
+    )
+    await eventually(lambda: beats.saw(NOT_READY))
+    lab.api.compact_history()
+    lab.api.drop_watches(abrupt=False)  # the client resumes from its version: now too old
+    result = await asyncio.wait_for(waiting, 10)
+    assert result.ready
+    assert beats.saw(["taint node.kubernetes.io/not-ready"])  # Ready, but the taint lingered
+
+
+async def test_drain_evicts_and_skips_a_blocked_pod_after_the_timeout(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    await lab.kubelet.vm_started("vm1", None, {})
+    lab.api.block_eviction("default", "workload-vm1")
+    lab.api.store.create("pods", "default", _pod("free", "vm1"))
+    lab.api.store.create("pods", "kube-system", _pod("static", "vm1", mirror=True))
+    inp = DrainNodeInput(node_name="vm1", timeout_seconds=1, retry_interval_seconds=0.1)
+    result = await Heartbeats().env.run(acts.drain_node, inp)
+    assert result.evicted == ["default/free"]
+    assert result.skipped == ["default/workload-vm1"]
+    assert result.ignored == ["kube-system/kube-proxy-vm1", "kube-system/static"]
+    assert lab.api.store.get("pods", "default", "free") is None
+    assert lab.api.store.get("pods", "default", "workload-vm1") is not None
+
+
+async def test_drain_retries_429_until_the_budget_allows(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    await lab.kubelet.vm_started("vm1", None, {})
+    lab.api.block_eviction("default", "workload-vm1")
+    beats = Heartbeats()
+    inp = DrainNodeInput(node_name="vm1", timeout_seconds=30, retry_interval_seconds=0.05)
+    draining = asyncio.create_task(beats.env.run(acts.drain_node, inp))
+    await eventually(lambda: beats.saw({"evicted": [], "pending": ["default/workload-vm1"]}))
+    lab.api.unblock_eviction("default", "workload-vm1")
+    result = await asyncio.wait_for(draining, 10)
+    assert (result.evicted, result.skipped) == (["default/workload-vm1"], [])
+
+
+async def test_drain_can_be_told_to_fail_on_timeout(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    await lab.kubelet.vm_started("vm1", None, {})
+    lab.api.block_eviction("default", "workload-vm1")
+    inp = DrainNodeInput(
+        node_name="vm1", timeout_seconds=0, fail_on_timeout=True, retry_interval_seconds=0.05
+    )
+    with pytest.raises(ApplicationError) as failed:
+        await Heartbeats().env.run(acts.drain_node, inp)
+    assert (failed.value.type, failed.value.non_retryable) == ("DrainTimeout", True)
+    assert failed.value.details[0]["skipped"] == ["default/workload-vm1"]
+
+
+async def test_cordon_and_delete_are_idempotent(lab: KubeLab, acts: KubernetesActivities) -> None:
+    await lab.kubelet.vm_started("vm1", None, {})
+    env = ActivityEnvironment()
+    for _ in range(2):
+        await env.run(acts.cordon_node, NodeNameInput(node_name="vm1"))
+    node = lab.api.store.get("nodes", "", "vm1")
+    assert node is not None and node["spec"]["unschedulable"] is True
+    for _ in range(2):
+        await env.run(acts.delete_node, NodeNameInput(node_name="vm1"))
+    await env.run(acts.cordon_node, NodeNameInput(node_name="vm1"))
+    assert lab.api.store.get("nodes", "", "vm1") is None
+
+
+async def test_list_spare_nodes_only_lists_labelled_nodes(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    await lab.kubelet.vm_started("spare-b", None, {SPARE_LABEL: "true"})
+    await lab.kubelet.vm_started("spare-a", None, {SPARE_LABEL: "true"})
+    await lab.kubelet.vm_started("worker-1", None, {})
+    assert await ActivityEnvironment().run(acts.list_spare_nodes) == ["spare-a", "spare-b"]
+
+
+async def test_a_rejected_token_is_a_non_retryable_error(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    lab.api.token = "rotated"
+    with pytest.raises(ApplicationError) as failed:
+        await ActivityEnvironment().run(acts.cordon_node, NodeNameInput(node_name="vm1"))
+    assert (failed.value.type, failed.value.non_retryable) == ("KubernetesUnauthorized", True)
+
+
+async def test_an_unreachable_api_is_a_retryable_error(tmp_path: Path) -> None:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    acts = KubernetesActivities(path)
+    try:
+        with pytest.raises(Exception) as failed:
+            await ActivityEnvironment().run(acts.delete_node, NodeNameInput(node_name="vm1"))
+    finally:
+        await acts.close()
+    assert not isinstance(failed.value, ApplicationError)
+
+
+def _pod(name: str, node: str, mirror: bool = False) -> dict[str, Any]:
+    annotations = {"kubernetes.io/config.mirror": "abc"} if mirror else {}
+    return {
+        "metadata": {"name": name, "annotations": annotations},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "lab/c"}]},
+    }
