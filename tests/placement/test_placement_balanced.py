@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from factories import decide, host, placement_input, request
 
 
-def _balanced(**fields: int) -> int:
+def _balanced(**fields: Any) -> int:
     decision = decide(placement_input([host(**fields)], request(cpu=4, memory_mb=4096)))
     return decision.scores["h1"]["NodeResourcesBalancedAllocation"]
 

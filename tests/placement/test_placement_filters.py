@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 from factories import decide, host, placement_input, rejection, request
 
-
 CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any], str | None]] = [
     # (sentence, host fields, request fields, policy, expected keyword)
     ("a cordoned host is unschedulable", {"unschedulable": True}, {}, {}, "unschedulable"),

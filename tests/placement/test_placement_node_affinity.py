@@ -112,7 +112,8 @@ def test_preferred_weights_are_summed_and_normalised() -> None:
 
 def test_preferred_is_zero_for_all_when_nothing_matches() -> None:
     preferred = [{"weight": 10, "match": [expr("zone", "In", "z")]}]
-    decision = decide(placement_input([host("h0"), host("h1")], request(node_affinity={"preferred": preferred})))  # fmt: skip
+    req = request(node_affinity={"preferred": preferred})
+    decision = decide(placement_input([host("h0"), host("h1")], req))
     assert {s["NodeAffinity"] for s in decision.scores.values()} == {0}
 
 

@@ -71,7 +71,9 @@ def test_site_plugins_do_not_run_unless_named(registry: PluginRegistry) -> None:
 
 def test_bad_plugin_args_name_the_key(registry: PluginRegistry) -> None:
     with pytest.raises(PolicyError, match=r"^plugin_args\.HostCost: unknown arguments \['cap'\]"):
-        parse_policy({"enabled_plugins": ["HostCost"], "plugin_args": {"HostCost": {"cap": 1}}}, registry)  # fmt: skip
+        parse_policy(
+            {"enabled_plugins": ["HostCost"], "plugin_args": {"HostCost": {"cap": 1}}}, registry
+        )
 
 
 def test_unknown_names_fail_when_the_policy_is_loaded() -> None:

@@ -94,13 +94,9 @@ def test_toleration_validation_follows_kubernetes() -> None:
 
 
 def test_score_counts_untolerated_prefer_no_schedule_taints() -> None:
-    soft = taint(effect="PreferNoSchedule")
-    hosts = [
-        host("h0"),
-        host("h1", taints=[soft]),
-        host("h2", taints=[soft, taint("b", "1", "PreferNoSchedule")]),
-        host("h3", taints=[soft, taint("b", "1", "PreferNoSchedule"), taint("c", effect="PreferNoSchedule")]),
-    ]  # fmt: skip
+    soft = [taint(key, effect="PreferNoSchedule") for key in ("a", "b", "c")]
+    hosts = [host("h0"), host("h1", taints=soft[:1]), host("h2", taints=soft[:2])]
+    hosts.append(host("h3", taints=soft))
     decision = decide(placement_input(hosts))
     # n = 0, 1, 2, 3 and max 3: 100 - 100 * n // 3.
     got = {h: s["TaintToleration"] for h, s in decision.scores.items()}
