@@ -15,7 +15,13 @@ from pydantic import ValidationError
 from temporalio.service import RPCError
 
 from .api_auth import ANY_ROLE, app_settings
-from .api_explain import ExplainBody, ExplainInputError, ExplainResult, explain
+from .api_explain import (
+    ExplainBody,
+    ExplainInputError,
+    ExplainResult,
+    InventoryUnavailable,
+    explain,
+)
 from .api_spare import router as spare_router
 from .api_spare_ops import InvalidSpareRequest, SpareConflict, SpareNotFound
 from .api_temporal import ClientFactory, ClientProvider, TemporalUnavailable, connect_factory
@@ -38,6 +44,10 @@ def _install_error_mapping(app: FastAPI) -> None:
             status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": "5"},
         )
+
+    @app.exception_handler(InventoryUnavailable)
+    async def no_inventory(_: Request, err: InventoryUnavailable) -> JSONResponse:
+        return JSONResponse({"detail": str(err)}, status_code=status.HTTP_503_SERVICE_UNAVAILABLE)
 
     @app.exception_handler(RPCError)
     async def rpc_error(_: Request, err: RPCError) -> JSONResponse:

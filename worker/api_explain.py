@@ -13,7 +13,8 @@ from typing import Any
 import yaml
 from placement.engine import place
 from placement.explain import render_explanation
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
+from temporalio.exceptions import ApplicationError
 
 from activities.inventory import inventory_source
 from placement.models import PlacementInput
@@ -41,7 +42,10 @@ class ExplainBody(BaseModel):
 
 
 class ExplainResult(BaseModel):
-    decision: dict[str, Any]
+    decision: dict[str, Any] = Field(
+        description="host, vmid, error, rejected (host -> reason), scores (host -> plugin -> score)"
+    )
+    summary: str
     table: str
 
 
@@ -50,6 +54,10 @@ class ExplainInputError(Exception):
         super().__init__(f"{field}: {reason}")
         self.field = field
         self.reason = reason
+
+
+class InventoryUnavailable(Exception):
+    """The inventory source did not answer; 503, try again later."""
 
 
 def load_policy(path: Path) -> dict[str, Any]:
@@ -70,7 +78,13 @@ async def build_input(settings: Settings, body: ExplainBody) -> PlacementInput:
             raise ExplainInputError(
                 "inventory", f"unknown inventory '{name}' (configured: {known})"
             )
-        snapshot = await inventory_source(spec).load()
+        try:
+            snapshot = await inventory_source(spec).load()
+        except ApplicationError as err:
+            # The source's own retry decision tells a broken document from an outage.
+            if err.non_retryable:
+                raise ExplainInputError("inventory", str(err)) from err
+            raise InventoryUnavailable(str(err)) from err
         for key in _SNAPSHOT_FIELDS:
             if key in snapshot and key not in data:
                 data[key] = snapshot[key]
@@ -86,5 +100,4 @@ async def explain(settings: Settings, body: ExplainBody) -> ExplainResult:
     # The engine is pure CPU work; keep the event loop free for big inventories.
     decision = await asyncio.to_thread(place, inp)
     table = render_explanation(inp, decision)
-    dumped = TypeAdapter(type(decision)).dump_python(decision, mode="json")
-    return ExplainResult(decision=dumped, table=table)
+    return ExplainResult(decision=decision.to_json(), summary=decision.summary, table=table)

@@ -40,6 +40,8 @@ from .settings import Settings
 MEMO_REQUEST_HASH = "virtflow.request_sha256"
 # Queries need a worker; without one the server would hold the call until its own deadline.
 QUERY_TIMEOUT = timedelta(seconds=10)
+STATUS_ATTEMPTS = 30
+STATUS_RETRY_SECONDS = 0.1
 # How long `release` waits for the update's answer before reporting the status as it stands.
 RELEASE_ANSWER_WAIT_SECONDS = 20.0
 
@@ -162,17 +164,25 @@ async def _describe_spare(
 
 
 async def _query_status(handle: WorkflowHandle[object, object], spare_id: str) -> SpareStatus:
-    with temporal_errors(spare_id):
-        try:
-            return await handle.query("status", result_type=SpareStatus, rpc_timeout=QUERY_TIMEOUT)
-        except (WorkflowQueryFailedError, WorkflowQueryRejectedError) as err:
-            raise SpareConflict(f"status query failed: {err}") from err
-        except RPCError as err:
-            if err.status == RPCStatusCode.DEADLINE_EXCEEDED:
-                raise TemporalUnavailable(
-                    "no worker answered the status query: is a virtflow worker running?"
-                ) from err
-            raise
+    attempts = STATUS_ATTEMPTS
+    while True:
+        attempts -= 1
+        with temporal_errors(spare_id):
+            try:
+                return await handle.query(
+                    "status", result_type=SpareStatus, rpc_timeout=QUERY_TIMEOUT
+                )
+            except (WorkflowQueryFailedError, WorkflowQueryRejectedError) as err:
+                # Right after the start the workflow has no status yet: give it a moment.
+                if attempts <= 0:
+                    raise TemporalUnavailable(f"status of {spare_id} not available: {err}") from err
+            except RPCError as err:
+                if err.status == RPCStatusCode.DEADLINE_EXCEEDED:
+                    raise TemporalUnavailable(
+                        "no worker answered the status query: is a virtflow worker running?"
+                    ) from err
+                raise
+        await asyncio.sleep(STATUS_RETRY_SECONDS)
 
 
 async def spare_status(client: Client, settings: Settings, spare_id: str) -> SpareView:

@@ -7,8 +7,8 @@ import uuid
 
 import httpx
 from temporalio.client import Client
-from worker_api_helpers import asgi_client, spare_body
 
+from tests.worker.worker_api_helpers import asgi_client, spare_body
 from worker.settings import Settings
 
 

@@ -6,8 +6,8 @@ import httpx
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
-from worker_api_helpers import spare_body
 
+from tests.worker.worker_api_helpers import spare_body
 from worker.api_spare_ops import MEMO_REQUEST_HASH
 from workflows.names import CLUSTER, PREPARE_SPARE
 

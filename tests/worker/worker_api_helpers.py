@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,9 @@ from pydantic import SecretStr
 from temporalio.client import Client
 
 from activities.notify import ReceiverConfig
+from lab.hypervisor import load_inventory_file
+from tests.helpers import assert_eventually
+from tests.stack import Stack, running_stack
 from webhooks.signing import generate_secret
 from worker.api import create_app
 from worker.settings import Settings
@@ -57,3 +61,33 @@ def spare_body(**fields: Any) -> dict[str, Any]:
         "memory_mb": 2048,
     }
     return {**body, **fields}
+
+
+@dataclass
+class LiveStack:
+    """The API on a real worker, the lab and the reference receiver."""
+
+    api: httpx.AsyncClient
+    stack: Stack
+
+    async def phase_becomes(self, spare_id: str, phase: str, timeout: float = 60) -> dict[str, Any]:
+        async def check() -> dict[str, Any]:
+            answer = await self.api.get(f"/spare/{spare_id}")
+            assert answer.status_code == 200, answer.text
+            status: dict[str, Any] = answer.json()
+            if status["phase"] != phase and status["workflow_status"] != "running":
+                pytest.fail(f"the spare ended {status['phase']}, not {phase}: {status['error']}")
+            assert status["phase"] == phase, status
+            return status
+
+        return await assert_eventually(check, timeout=timeout)
+
+
+@pytest.fixture
+async def live(client: Client, task_queue: str, tmp_path: Path) -> AsyncIterator[LiveStack]:
+    inventory_doc = load_inventory_file(LAB_INVENTORY)
+    async with running_stack(client, task_queue, tmp_path, inventory_doc) as stack:
+        # The API starts spares on the settings' task queue: the test worker's own.
+        settings = stack.settings.model_copy(update={"task_queue": task_queue})
+        async with asgi_client(settings, client) as api:
+            yield LiveStack(api, stack)
