@@ -114,6 +114,8 @@ class LabHypervisor:
         self.base_next_vmid = max(FIRST_VMID, next_vmid or FIRST_VMID)
         self.create_delay = 0.0
         self._failure: tuple[str, bool] | None = None
+        # Every create refused for lack of room: tests prove nothing ever tried to over-commit.
+        self.overcommit_refusals: list[str] = []
         self._vms: dict[str, LabVm] = self._load_state()
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
@@ -213,6 +215,7 @@ class LabHypervisor:
             requested = getattr(request, field)
             used, capacity = current[f"{resource}_allocated"], effective_capacity(host, resource)
             if requested > 0 and used + requested > capacity:
+                self.overcommit_refusals.append(f"{request.name} on {request.host}")
                 raise LabHypervisorError(
                     409,
                     f"insufficient_{resource}",

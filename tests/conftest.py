@@ -23,6 +23,9 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         dev_server_extra_args=[
             "--dynamic-config-value",
             "limit.historyCount.suggestContinueAsNew=200",
+            # Spares reach their ledger through Updates; the default allows 10 in flight.
+            "--dynamic-config-value",
+            "history.maxInFlightUpdates=500",
         ],
     )
     yield env

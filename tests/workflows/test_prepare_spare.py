@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from temporalio.client import WorkflowFailureError
+from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError, CancelledError
 
 from tests.stack import Stack, ledger_reservations, wait_phase
@@ -24,7 +24,7 @@ async def test_a_spare_becomes_ready_and_is_released_on_request(stack: Stack) ->
     status = await handle.query(PrepareSpare.status)
     assert status.host is not None and status.vm is not None and status.vm.ip
     assert req.spare_id in stack.lab.hypervisor.vms
-    node = stack.lab.kube.store.get("nodes", None, req.spare_id)
+    node = stack.lab.kube.store.get("nodes", "", req.spare_id)
     assert node is not None
 
     await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="upgrade done"))
@@ -32,7 +32,7 @@ async def test_a_spare_becomes_ready_and_is_released_on_request(stack: Stack) ->
 
     assert result.phase == Phase.RELEASED and result.reason == "upgrade done"
     assert req.spare_id not in stack.lab.hypervisor.vms
-    assert stack.lab.kube.store.get("nodes", None, req.spare_id) is None
+    assert stack.lab.kube.store.get("nodes", "", req.spare_id) is None
     assert req.spare_id not in [r.spare_id for r in await ledger_reservations(stack)]
     assert await stack.event_types(req.spare_id) == [
         "spare.reserved",
@@ -66,7 +66,7 @@ async def test_a_vm_that_never_becomes_ready_is_destroyed_and_reported(stack: St
     assert req.spare_id not in [r.spare_id for r in await ledger_reservations(stack)]
     events = await stack.events(req.spare_id)
     assert events[-1]["type"] == "spare.failed"
-    assert "did not become Ready" in events[-1]["payload"]["reason"]
+    assert "did not become Ready" in events[-1]["event"]["reason"]
 
 
 async def test_a_create_that_fails_for_good_is_compensated(stack: Stack) -> None:
@@ -99,7 +99,7 @@ async def test_cancelling_mid_way_undoes_everything(stack: Stack) -> None:
 
     assert isinstance(caught.value.cause, CancelledError)
     assert req.spare_id not in stack.lab.hypervisor.vms
-    assert stack.lab.kube.store.get("nodes", None, req.spare_id) is None
+    assert stack.lab.kube.store.get("nodes", "", req.spare_id) is None
     assert req.spare_id not in [r.spare_id for r in await ledger_reservations(stack)]
     status = await handle.query(PrepareSpare.status)
     assert status.phase == Phase.CANCELLED
@@ -111,6 +111,7 @@ async def test_release_before_ready_is_refused_with_a_reason(stack: Stack) -> No
     stack.lab.kubelet.set_behaviour(req.spare_id, never_ready=True)
     handle = await stack.start(req)
     await wait_phase(handle, Phase.WAITING_READY)
-    with pytest.raises(Exception, match="can be released once ready"):
+    with pytest.raises(WorkflowUpdateFailedError) as caught:
         await handle.execute_update(PrepareSpare.release, ReleaseRequest())
+    assert "can be released once ready (it is waiting_ready)" in str(caught.value.cause)
     await handle.terminate("test over")
