@@ -7,6 +7,8 @@ settings; workflows never see configuration, so history never holds a secret.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 
 from temporalio.client import Client
 from temporalio.worker import Worker
@@ -27,7 +29,7 @@ from .settings import Settings
 WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger]
 
 
-def build_activities(settings: Settings, client: Client) -> list[object]:
+def build_activities(settings: Settings, client: Client) -> list[Callable[..., Any]]:
     """The activity callables, each bound to the dependencies it needs."""
     placement = PlacementActivities(
         inventories={name: inventory_source(spec) for name, spec in settings.inventories.items()},

@@ -27,7 +27,7 @@ with workflow.unsafe.imports_passed_through():
         ReserveResult,
         Waiter,
     )
-    from activities.placement import PlaceVmInput, PlaceVmResult, PlacementActivities
+    from activities.placement import PlacementActivities, PlaceVmInput, PlaceVmResult
     from placement.models import VmRequest
     from placement.reservations import Reservation
 
@@ -110,7 +110,10 @@ class InventoryLedger:
         self._state.seq += 1
         self._state.waiters.append(
             Waiter(
-                spare_id=inp.spare_id, request=inp.request, priority=inp.priority, seq=self._state.seq
+                spare_id=inp.spare_id,
+                request=inp.request,
+                priority=inp.priority,
+                seq=self._state.seq,
             )
         )
         self._state.waiters.sort(key=lambda w: (-w.priority, w.seq))

@@ -178,7 +178,9 @@ class PrepareSpare:
         )
         self._notifier.send(EventType.RELEASED, host=vm.host, vm=_vm_info(vm), reason=reason)
         await self._notifier.drain()
-        return SpareResult(spare_id=spare_id, phase=Phase.RELEASED, host=vm.host, vm=vm, reason=reason)
+        return SpareResult(
+            spare_id=spare_id, phase=Phase.RELEASED, host=vm.host, vm=vm, reason=reason
+        )
 
     async def _reserve(self, spare_id: str, req: SpareRequest) -> Reservation:
         self._enter(Phase.RESERVING, "asking the ledger for a host")
@@ -211,7 +213,7 @@ class PrepareSpare:
                 lambda: self._grant is not None,
                 timeout=timedelta(seconds=req.capacity_deadline_seconds),
             )
-        except asyncio.TimeoutError:
+        except TimeoutError:
             # Withdraw; if the ledger granted room at the last moment, this frees it too.
             await self._free(spare_id, req)
             raise SpareFailed(
@@ -260,7 +262,9 @@ class PrepareSpare:
                 )
             probe: NodeReadyResult = await workflow.execute_activity_method(
                 KubernetesActivities.wait_node_ready,
-                WaitNodeReadyInput(node_name=spare_id, max_wait_seconds=min(READY_PROBE, remaining)),
+                WaitNodeReadyInput(
+                    node_name=spare_id, max_wait_seconds=min(READY_PROBE, remaining)
+                ),
                 start_to_close_timeout=timedelta(seconds=min(READY_PROBE, remaining) + 30),
                 heartbeat_timeout=timedelta(seconds=20),
                 retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=10)),
@@ -276,7 +280,7 @@ class PrepareSpare:
             await workflow.wait_condition(
                 lambda: self._release is not None, timeout=timedelta(seconds=req.ttl_seconds)
             )
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return f"TTL of {req.ttl_seconds} s expired"
         assert self._release is not None
         return self._release.reason
@@ -358,7 +362,6 @@ class PrepareSpare:
         )
 
 
-
 def _vm_request(spare_id: str, req: SpareRequest) -> VmRequest:
     return VmRequest(
         name=spare_id,
@@ -380,7 +383,9 @@ def _vm_info(vm: VmFacts) -> VmInfo:
 
 
 def _not_evicted(released: ReleaseResult) -> str:
-    return f"; not evicted in time: {', '.join(released.not_evicted)}" if released.not_evicted else ""
+    return (
+        f"; not evicted in time: {', '.join(released.not_evicted)}" if released.not_evicted else ""
+    )
 
 
 def _reason(err: ActivityError | ChildWorkflowError) -> str:
