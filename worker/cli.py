@@ -99,16 +99,21 @@ def read_json(path: Path) -> dict[str, Any]:
 
 def print_status(view: SpareView, out: Console) -> None:
     table = Table(show_header=False, box=None)
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")
+    vmid = view.vmid or (view.vm.vmid if view.vm else None)
     table.add_row("spare", view.spare_id)
     table.add_row("phase", f"{view.phase} (workflow {view.workflow_status})")
     table.add_row("cluster / pool", f"{view.cluster} / {view.pool or '-'}")
-    table.add_row("host / vmid", f"{view.host or '-'} / {view.vmid or '-'}")
+    table.add_row("host / vmid", f"{view.host or '-'} / {vmid or '-'}")
     if view.vm is not None:
-        table.add_row("vm", view.vm.model_dump_json())
+        table.add_row("vm", f"{view.vm.name} ip {view.vm.ip or '-'} mac {view.vm.mac or '-'}")
     if view.waiting_for:
         table.add_row("waiting for", ", ".join(view.waiting_for))
     if view.error:
         table.add_row("error", view.error)
+    for step in view.steps:
+        table.add_row(f"  {step.at:%H:%M:%S}", f"{step.phase} {step.detail}")
     table.add_row("history", view.ui_url)
     out.print(table)
 
@@ -301,7 +306,7 @@ def release(
 
     async def go() -> None:
         result = await release_spare(await _client(config), spare_id, ReleaseRequest(reason=reason))
-        console.print(f"spare {spare_id}: release accepted, phase {result.phase}")
+        console.print(f"spare {spare_id}: release accepted (phase was {result.phase})")
 
     run(go())
 

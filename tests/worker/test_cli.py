@@ -39,7 +39,12 @@ async def virtflow(*args: str, env: dict[str, str] | None = None) -> Run:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+    except TimeoutError:
+        # SIGTERM first: virtflow stops its own children before it exits.
+        proc.terminate()
+        out, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode is not None
     return Run(proc.returncode, out.decode(), err.decode())
 
