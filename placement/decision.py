@@ -33,8 +33,11 @@ class Decision:
 
     @cached_property
     def rejected(self) -> dict[str, str]:
-        rejected = np.flatnonzero(self.reason_codes)
-        return {self.names[i]: self.keywords[self.reason_codes[i] - 1] for i in rejected}
+        rows = np.flatnonzero(self.reason_codes)
+        keywords = ("", *self.keywords)
+        codes = self.reason_codes[rows].tolist()
+        names = self.names
+        return {names[i]: keywords[c] for i, c in zip(rows.tolist(), codes, strict=True)}
 
     @cached_property
     def scores(self) -> dict[str, dict[str, int]]:
@@ -81,10 +84,11 @@ class Decision:
         return np.argsort(-self.totals, kind="stable")
 
     def _scores_of(self, rows: Any) -> dict[str, dict[str, int]]:
-        out: dict[str, dict[str, int]] = {}
-        matrix = self.matrix.tolist()
-        for j in rows:
-            breakdown = dict(zip(self.plugins, matrix[j], strict=True))
-            breakdown["total"] = int(self.totals[j])
-            out[self.names[self.candidates[j]]] = breakdown
-        return out
+        rows = list(rows)
+        keys = (*self.plugins, "total")
+        table = np.column_stack([self.matrix, self.totals])[rows].tolist()
+        names = self.names
+        hosts = self.candidates[rows].tolist()
+        return {
+            names[i]: dict(zip(keys, row, strict=True)) for i, row in zip(hosts, table, strict=True)
+        }

@@ -34,6 +34,13 @@ class Engine:
         self.policy = policy
         self.pipeline: Pipeline = build_pipeline(policy, registry or default_registry())
         self.vectorised = vectorised
+        # Protocol isinstance checks are slow: decide once which plugins have a table form.
+        self._table_filters = [
+            vectorised and isinstance(p, TableFilter) for p in self.pipeline.filters
+        ]
+        self._table_scores = [
+            vectorised and isinstance(p, TableScore) for p, _ in self.pipeline.scores
+        ]
 
     def decide(
         self,
@@ -66,11 +73,11 @@ class Engine:
     def _filter(self, ctx: RequestContext, table: HostTable) -> tuple[IntArray, tuple[str, ...]]:
         reasons = np.zeros(len(table), dtype=np.int64)
         keywords: list[str] = []
-        for plugin in self.pipeline.filters:
+        for plugin, by_table in zip(self.pipeline.filters, self._table_filters, strict=True):
             offset = len(keywords)
             keywords.extend(plugin.reasons)
-            if self.vectorised and isinstance(plugin, TableFilter):
-                found = plugin.filter_table(ctx, table)
+            if by_table:
+                found = plugin.filter_table(ctx, table)  # type: ignore[attr-defined]
                 reasons = np.where((reasons == 0) & (found > 0), found + offset, reasons)
                 continue
             for i in np.flatnonzero(reasons == 0).tolist():
@@ -90,10 +97,12 @@ class Engine:
         if len(candidates) == 0:
             return (), np.zeros((0, 0), dtype=np.int64), totals
         hosts = None
-        for plugin, weight in self.pipeline.scores:
+        for (plugin, weight), by_table in zip(
+            self.pipeline.scores, self._table_scores, strict=True
+        ):
             column: IntArray | list[int] | None
-            if self.vectorised and isinstance(plugin, TableScore):
-                column = plugin.score_table(ctx, table, candidates)
+            if by_table:
+                column = plugin.score_table(ctx, table, candidates)  # type: ignore[attr-defined]
             else:
                 hosts = hosts or [table.hosts[i] for i in candidates.tolist()]
                 column = plugin.score_hosts(ctx, hosts)
