@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from placement.engine import place
-from placement.explain import render_explanation
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.exceptions import ApplicationError
 
 from activities.inventory import inventory_source
+from placement.engine import place
+from placement.explain import render_explanation
 from placement.models import PlacementInput
 
 from .settings import Settings
