@@ -15,6 +15,7 @@ from temporalio.client import Client
 
 from tests.worker.test_api_errors import closed_port
 from tests.worker.test_api_explain import HOSTS
+from tests.worker.worker_api_helpers import LiveStack
 from workflows.names import PREPARE_SPARE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -124,3 +125,30 @@ async def test_explain_prints_the_table_and_exits_1_when_nothing_fits(tmp_path: 
     run = await virtflow("explain", "--json", str(too_big))
     assert run.code == 1
     assert json.loads(run.out)["summary"] == "no host fits: 2 insufficient_cpu"
+
+
+async def test_prepare_follows_until_ready_then_status_and_release(
+    live: LiveStack, task_queue: str
+) -> None:
+    stack = live.stack
+    env = {
+        "VIRTFLOW_TEMPORAL_ADDRESS": stack.client.service_client.config.target_host,
+        "VIRTFLOW_TASK_QUEUE": task_queue,
+        "VIRTFLOW_INVENTORIES": json.dumps(stack.settings.inventories),
+    }
+    request_id = f"r{uuid.uuid4().hex[:8]}"
+    args = ["--cluster", "lab", "--request-id", request_id, "--inventory", stack.inventory]
+    run = await virtflow("prepare", *args, "--cpu", "2", "--memory-mb", "2048", env=env)
+    assert run.code == 0, run.err
+    phases = [line.split()[0] for line in run.out.splitlines() if line.startswith("  ")]
+    assert phases[:2] == ["validating", "reserving"]
+    assert phases[-1] == "ready"
+
+    spare_id = f"spare-lab-{request_id}"
+    status = await virtflow("status", "--json", spare_id, env=env)
+    assert status.code == 0, status.err
+    assert json.loads(status.out)["phase"] == "ready"
+
+    released = await virtflow("release", spare_id, "--reason", "upgrade done", env=env)
+    assert released.code == 0, released.err
+    await live.phase_becomes(spare_id, "released")
