@@ -85,6 +85,9 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         fail(str(err), EXIT_BAD_INPUT)
     except ValidationError as err:
         fail(_one_line(err), EXIT_BAD_INPUT)
+    except KeyboardInterrupt:
+        # Only this command stops: a spare lives in Temporal, not in this process.
+        fail("interrupted (the spare, if started, carries on)", EXIT_FAILED)
 
 
 def read_json(path: Path) -> dict[str, Any]:
