@@ -51,9 +51,10 @@ async def test_fresh_histories_of_every_workflow_replay(stack: Stack) -> None:
         "release_spare": await child.fetch_history(),
         "inventory_ledger": await ledger.fetch_history(),
     }
-    for name, history in histories.items():
+    for history in histories.values():
         replayed = await replayer().replay_workflow(history, raise_on_replay_failure=True)
         assert replayed.replay_failure is None
         if RECORD:
             HISTORIES.mkdir(exist_ok=True)
-            (HISTORIES / f"{name}.json").write_text(history.to_json())
+            # The file is named by the workflow id: replay needs it (child ids derive from it).
+            (HISTORIES / f"{history.workflow_id}.json").write_text(history.to_json())
