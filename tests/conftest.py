@@ -10,7 +10,7 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from worker.temporal_binaries import temporal_cli, temporal_test_server
+from worker.temporal_binaries import DEV_SERVER_DYNAMIC_CONFIG, temporal_cli, temporal_test_server
 from workflows.names import SEARCH_ATTRIBUTES
 
 
@@ -23,9 +23,7 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         dev_server_extra_args=[
             "--dynamic-config-value",
             "limit.historyCount.suggestContinueAsNew=200",
-            # Spares reach their ledger through Updates; the default allows 10 in flight.
-            "--dynamic-config-value",
-            "history.maxInFlightUpdates=500",
+            *DEV_SERVER_DYNAMIC_CONFIG,
         ],
     )
     yield env

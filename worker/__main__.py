@@ -1,5 +1,5 @@
 """`python -m worker` is the `virtflow` command."""
 
-from .cli import app
+from .cli import run_cli
 
-app(prog_name="virtflow")
+run_cli()

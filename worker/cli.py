@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import signal
+import sys
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
@@ -338,3 +339,20 @@ def explain(
     else:
         console.print(result.table, highlight=False, markup=False)
     raise typer.Exit(0 if result.decision.get("host") else EXIT_FAILED)
+
+
+def run_cli() -> NoReturn:
+    """The `virtflow` entry point.
+
+    It ends the process without the interpreter's teardown: the Temporal SDK's native runtime
+    can crash there (SIGSEGV) after all the work is done, which would turn a success into a
+    failure exit code. Everything that must be cleaned up is closed by the commands themselves.
+    """
+    try:
+        app(prog_name="virtflow")
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

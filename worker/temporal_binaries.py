@@ -25,3 +25,8 @@ def temporal_cli() -> Path:
 def temporal_test_server() -> Path:
     """The time-skipping test server."""
     return _find("temporal-test-server")
+
+
+# Spares reach their inventory's ledger through Updates; the server's default admits only 10
+# in flight per workflow, and a burst of spares would retry against that limit.
+DEV_SERVER_DYNAMIC_CONFIG = ["--dynamic-config-value", "history.maxInFlightUpdates=500"]
