@@ -7,7 +7,7 @@ of an inventory starts its ledger).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 from temporalio import activity
@@ -82,26 +82,25 @@ class LedgerActivities:
             static_summary=f"Reservation ledger of inventory {inventory}",
         )
 
+    async def _update(self, update: str, inp: ReserveInput | FreeInput, update_id: str) -> Any:
+        """Send an Update to the ledger, starting the ledger first if it is not running."""
+        return await self._client.execute_update_with_start_workflow(
+            update,
+            inp,
+            start_workflow_operation=self._start(inp.ledger_id, inp.task_queue, inp.inventory),
+            id=update_id,
+            result_type=ReserveResult if isinstance(inp, ReserveInput) else FreeResult,
+        )
+
     @activity.defn
     async def reserve_capacity(self, inp: ReserveInput) -> ReserveResult:
         # The update id makes a retried activity land on the same update within a run; the
         # ledger's own idempotency check covers retries across continue-as-new.
-        result: ReserveResult = await self._client.execute_update_with_start_workflow(
-            RESERVE_UPDATE,
-            inp,
-            start_workflow_operation=self._start(inp.ledger_id, inp.task_queue, inp.inventory),
-            id=f"reserve-{inp.spare_id}",
-            result_type=ReserveResult,
-        )
+        result: ReserveResult = await self._update(RESERVE_UPDATE, inp, f"reserve-{inp.spare_id}")
         return result
 
     @activity.defn
     async def free_capacity(self, inp: FreeInput) -> FreeResult:
-        result: FreeResult = await self._client.execute_update_with_start_workflow(
-            FREE_UPDATE,
-            inp,
-            start_workflow_operation=self._start(inp.ledger_id, inp.task_queue, inp.inventory),
-            id=f"free-{inp.spare_id}-{activity.info().workflow_run_id}",
-            result_type=FreeResult,
-        )
+        update_id = f"free-{inp.spare_id}-{activity.info().workflow_run_id}"
+        result: FreeResult = await self._update(FREE_UPDATE, inp, update_id)
         return result

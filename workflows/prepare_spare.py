@@ -25,10 +25,14 @@ from temporalio.exceptions import (
 )
 
 with workflow.unsafe.imports_passed_through():
-    from activities.kubernetes import KubernetesActivities, NodeReadyResult, WaitNodeReadyInput
+    from activities.kubernetes import (
+        SPARE_LABEL,
+        KubernetesActivities,
+        NodeReadyResult,
+        WaitNodeReadyInput,
+    )
     from activities.ledger import (
         CAPACITY_GRANTED_SIGNAL,
-        FreeInput,
         LedgerActivities,
         ReserveInput,
         ReserveResult,
@@ -42,7 +46,7 @@ with workflow.unsafe.imports_passed_through():
 from .names import CLUSTER, HOST, PHASE, POOL, PREPARE_SPARE, ledger_workflow_id
 from .names import release_workflow_id as release_id
 from .notifier import Notifier
-from .release_spare import ReleaseInput, ReleaseResult, ReleaseSpare
+from .release_spare import ReleaseInput, ReleaseResult, ReleaseSpare, free_reservation
 from .spare_models import (
     Phase,
     ReleaseRequest,
@@ -63,7 +67,6 @@ CREATE_RETRY = RetryPolicy(
 )
 # One readiness probe waits at most this long, then the workflow records what is missing.
 READY_PROBE = 30
-SPARE_LABEL = "virtflow.io/spare"
 
 
 class SpareFailed(Exception):
@@ -215,7 +218,7 @@ class PrepareSpare:
             )
         except TimeoutError:
             # Withdraw; if the ledger granted room at the last moment, this frees it too.
-            await self._free(spare_id, req)
+            await free_reservation(spare_id, req.inventory)
             raise SpareFailed(
                 f"no_capacity: no room within {req.capacity_deadline_seconds} s", "NoCapacity"
             ) from None
@@ -302,19 +305,6 @@ class PrepareSpare:
             static_summary=f"Release {spare_id}: {reason}"[:200],
         )
 
-    async def _free(self, spare_id: str, req: SpareRequest) -> None:
-        await workflow.execute_activity_method(
-            LedgerActivities.free_capacity,
-            FreeInput(
-                ledger_id=ledger_workflow_id(req.inventory),
-                task_queue=workflow.info().task_queue,
-                inventory=req.inventory,
-                spare_id=spare_id,
-            ),
-            start_to_close_timeout=timedelta(minutes=2),
-            retry_policy=RetryPolicy(maximum_interval=timedelta(minutes=1)),
-        )
-
     async def _compensate(
         self,
         spare_id: str,
@@ -332,7 +322,7 @@ class PrepareSpare:
             # ReleaseSpare frees the reservation as its last step.
             await self._run_release(spare_id, req, reservation.host, f"compensating: {reason}")
         else:
-            await self._free(spare_id, req)
+            await free_reservation(spare_id, req.inventory)
         self._enter(final, reason)
         host = vm.host if vm else (reservation.host if reservation else None)
         self._notifier.send(

@@ -19,7 +19,7 @@ with workflow.unsafe.imports_passed_through():
         KubernetesActivities,
         NodeNameInput,
     )
-    from activities.ledger import FreeInput, LedgerActivities
+    from activities.ledger import FreeInput, FreeResult, LedgerActivities
     from activities.provisioning import DestroyVmInput, ProvisioningActivities
 
 from .names import RELEASE_SPARE, ledger_workflow_id
@@ -93,17 +93,7 @@ class ReleaseSpare:
             retry_policy=KEEP_TRYING,
         )
         self._at("freeing the reservation")
-        freed = await workflow.execute_activity_method(
-            LedgerActivities.free_capacity,
-            FreeInput(
-                ledger_id=ledger_workflow_id(inp.inventory),
-                task_queue=workflow.info().task_queue,
-                inventory=inp.inventory,
-                spare_id=inp.spare_id,
-            ),
-            start_to_close_timeout=timedelta(minutes=2),
-            retry_policy=KEEP_TRYING,
-        )
+        freed = await free_reservation(inp.spare_id, inp.inventory)
         self._at("released")
         return ReleaseResult(
             spare_id=inp.spare_id,
@@ -111,3 +101,18 @@ class ReleaseSpare:
             not_evicted=drained.skipped,
             freed=freed.freed,
         )
+
+
+async def free_reservation(spare_id: str, inventory: str) -> FreeResult:
+    """Give the spare's room back to its inventory's ledger (also withdraws a waiter)."""
+    return await workflow.execute_activity_method(
+        LedgerActivities.free_capacity,
+        FreeInput(
+            ledger_id=ledger_workflow_id(inventory),
+            task_queue=workflow.info().task_queue,
+            inventory=inventory,
+            spare_id=spare_id,
+        ),
+        start_to_close_timeout=timedelta(minutes=2),
+        retry_policy=KEEP_TRYING,
+    )
