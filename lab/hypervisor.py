@@ -16,20 +16,20 @@ import json
 import logging
 import math
 import os
-import socket
 import tempfile
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import uvicorn
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from webhooks.serve import EmbeddedServer
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +117,7 @@ class LabHypervisor:
         # Every create refused for lack of room: tests prove nothing ever tried to over-commit.
         self.overcommit_refusals: list[str] = []
         self._vms: dict[str, LabVm] = self._load_state()
-        self._server: uvicorn.Server | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._server: EmbeddedServer | None = None
         self._closing = asyncio.Event()
         self.url = ""
 
@@ -312,36 +311,18 @@ class LabHypervisor:
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
         """Serve in the current loop; VMs from the state file boot again (on_start)."""
         self._closing.clear()
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        config = uvicorn.Config(
-            self.app(), log_level="warning", lifespan="off", timeout_graceful_shutdown=2
+        server = EmbeddedServer(
+            self.app(), host, port, name="the lab hypervisor", timeout_graceful_shutdown=2
         )
-        self._server = _QuietServer(config)
-        self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
-        while not self._server.started:
-            if self._task.done():
-                self._task.result()  # raises why it could not start
-            await asyncio.sleep(0.01)
-        bound_host, bound_port = sock.getsockname()[:2]
-        self.url = f"http://{bound_host}:{bound_port}"
+        self.url = await server.start()
+        self._server = server
         if self.on_start is not None:
             for vm in list(self._vms.values()):
                 await self.on_start(vm)
 
     async def stop(self) -> None:
-        if self._server is None or self._task is None:
+        if self._server is None:
             return
         self._closing.set()
-        self._server.should_exit = True
-        await self._task
-        self._server = self._task = None
-
-
-class _QuietServer(uvicorn.Server):
-    """Leaves signal handling to the process that embeds it (tests, the dev command)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
+        await self._server.stop()
+        self._server = None

@@ -9,32 +9,22 @@ Runs uvicorn inside the caller's asyncio loop (`start`/`stop`) or in a thread of
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
-import socket
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-import uvicorn
 import yaml
 
 from lab.kube_app import build_app
 from lab.kube_store import KubeStore, Obj
+from webhooks.serve import EmbeddedServer
 
 T = TypeVar("T")
 
 PDB_BLOCKED = "lab.virtflow.io/pdb-blocked"
-
-
-class _EmbeddedServer(uvicorn.Server):
-    """uvicorn without signal handlers: the embedding process owns Ctrl-C, not the lab."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
 
 
 class KubeApiServer:
@@ -46,8 +36,7 @@ class KubeApiServer:
         self._fail_lock = threading.Lock()
         self._fail_remaining = 0
         self._fail_status = 500
-        self._server: _EmbeddedServer | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._server: EmbeddedServer | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._port: int | None = None
@@ -71,40 +60,33 @@ class KubeApiServer:
         return self._loop
 
     async def start(self, port: int = 0) -> None:
-        """Bind 127.0.0.1 ourselves (port 0 = any free port) so the port is known at once."""
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", port))
-        self._port = sock.getsockname()[1]
-        config = uvicorn.Config(
+        """Bind 127.0.0.1 ourselves (port 0 = any free port) so the port is known at once.
+
+        The wait is bounded (uvicorn starts in milliseconds on loopback): a server that is
+        not up within 10 s raises `ServerStartError` ("the lab Kubernetes API did not start").
+        """
+        server = EmbeddedServer(
             self.app,
-            lifespan="off",
+            "127.0.0.1",
+            port,
+            name="the lab Kubernetes API",
+            startup_timeout=10.0,
             log_config=None,
-            log_level="warning",
             access_log=False,
             timeout_graceful_shutdown=2,
         )
-        self._server = _EmbeddedServer(config)
         self._loop = asyncio.get_running_loop()
-        self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
-        for _ in range(1000):  # bounded: uvicorn starts in milliseconds on loopback
-            if self._server.started:
-                return
-            if self._task.done():
-                self._task.result()
-                break
-            await asyncio.sleep(0.01)
-        raise RuntimeError("the lab Kubernetes API did not start")
+        await server.start()
+        self._server = server
+        self._port = server.port
 
     async def stop(self) -> None:
         """End open watches cleanly first: uvicorn waits for in-flight responses on exit."""
-        if self._server is None or self._task is None:
+        if self._server is None:
             return
         self.store.drop_subscriptions(abrupt=False)
-        self._server.should_exit = True
-        await self._task
+        await self._server.stop()
         self._server = None
-        self._task = None
 
     async def __aenter__(self) -> KubeApiServer:
         await self.start()
@@ -131,8 +113,8 @@ class KubeApiServer:
                 raise
             finally:
                 ready.set()
-            assert self._task is not None
-            await self._task
+            assert self._server is not None
+            await self._server.wait()
 
         self._thread = threading.Thread(
             target=lambda: asyncio.run(main()), name="lab-kube-api", daemon=True
@@ -155,7 +137,7 @@ class KubeApiServer:
     def _begin_stop(self) -> None:
         self.store.drop_subscriptions(abrupt=False)
         if self._server is not None:
-            self._server.should_exit = True
+            self._server.request_stop()
 
     async def run_in_loop(self, make: Callable[[], Awaitable[T]]) -> T:
         """Run a coroutine in the server's loop, whichever loop or thread the caller is in."""

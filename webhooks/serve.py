@@ -14,9 +14,10 @@ import os
 import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import uvicorn
-from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 from .receiver import create_receiver_app
 
@@ -24,34 +25,129 @@ SECRETS_ENV = "WEBHOOK_SECRETS"
 _STARTUP_TIMEOUT_SECONDS = 10.0
 
 
-class _EmbeddedServer(uvicorn.Server):
+class ServerStartError(RuntimeError):
+    """An embedded server stopped, or never became ready, during start-up."""
+
+
+class ServerStartTimeout(ServerStartError, TimeoutError):
+    """An embedded server was not ready within its start-up timeout."""
+
+
+class _SignalFreeServer(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         # In-process servers must leave Ctrl-C to their host program.
         yield
 
 
+class EmbeddedServer:
+    """One ASGI app under uvicorn in the running loop, on a socket bound here.
+
+    Port 0 picks a free port, known as soon as `start` returns. uvicorn's signal capture is
+    off: the embedding program owns Ctrl-C. Keyword arguments beyond the listed ones go to
+    `uvicorn.Config` (defaults: log_level="warning", lifespan="off"). One start per instance.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        name: str = "the embedded server",
+        startup_timeout: float = _STARTUP_TIMEOUT_SECONDS,
+        **config: Any,
+    ) -> None:
+        self.host = host
+        self.name = name
+        self.startup_timeout = startup_timeout
+        self._requested_port = port
+        self._server = _SignalFreeServer(
+            uvicorn.Config(app, **{"log_level": "warning", "lifespan": "off", **config})
+        )
+        self._task: asyncio.Task[None] | None = None
+        self._address: tuple[str, int] | None = None
+
+    @property
+    def port(self) -> int:
+        if self._address is None:
+            raise RuntimeError(f"{self.name} is not started")
+        return self._address[1]
+
+    @property
+    def url(self) -> str:
+        if self._address is None:
+            raise RuntimeError(f"{self.name} is not started")
+        return f"http://{self._address[0]}:{self._address[1]}"
+
+    @property
+    def started(self) -> bool:
+        return self._server.started
+
+    async def start(self) -> str:
+        """Bind, serve, and return the base URL once uvicorn is ready (bounded wait)."""
+        if self._task is not None:
+            raise RuntimeError(f"{self.name} was already started")
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self._requested_port))
+        except BaseException:
+            sock.close()
+            raise
+        bound_host, bound_port = sock.getsockname()[:2]
+        self._task = asyncio.create_task(self._serve(sock))
+        try:
+            await self._wait_started(self._task)
+        except BaseException:
+            self._task.cancel()
+            await asyncio.wait({self._task})
+            raise
+        self._address = (bound_host, bound_port)
+        return self.url
+
+    async def _serve(self, sock: socket.socket) -> None:
+        try:
+            await self._server.serve(sockets=[sock])
+        finally:
+            sock.close()
+
+    async def _wait_started(self, task: asyncio.Task[None]) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.startup_timeout
+        while not self._server.started:
+            if task.done():
+                task.result()  # surfaces the start-up error
+                raise ServerStartError(f"{self.name} stopped during start-up")
+            if loop.time() >= deadline:
+                raise ServerStartTimeout(
+                    f"{self.name} did not start within {self.startup_timeout:g} s"
+                )
+            await asyncio.sleep(0.005)
+
+    def request_stop(self) -> None:
+        """Ask uvicorn to exit (from the server's loop); `wait` or `stop` to see it done."""
+        self._server.should_exit = True
+
+    async def wait(self) -> None:
+        """Until the server has exited (graceful shutdown included)."""
+        if self._task is not None:
+            await self._task
+
+    async def stop(self) -> None:
+        self.request_stop()
+        await self.wait()
+
+
 @contextlib.asynccontextmanager
-async def serve_app(app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
+async def serve_app(app: ASGIApp, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
     """Serve `app` on the running loop; yields its base URL (port 0 picks a free port)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    bound_port = sock.getsockname()[1]
-    server = _EmbeddedServer(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
+    server = EmbeddedServer(app, host, port)
+    url = await server.start()
     try:
-        async with asyncio.timeout(_STARTUP_TIMEOUT_SECONDS):
-            while not server.started:
-                if task.done():
-                    task.result()  # surfaces the start-up error
-                    raise RuntimeError("the webhook receiver stopped during start-up")
-                await asyncio.sleep(0.005)
-        yield f"http://{host}:{bound_port}"
+        yield url
     finally:
-        server.should_exit = True
-        await task
-        sock.close()
+        await server.stop()
 
 
 def _secrets_from_env() -> list[str]:
