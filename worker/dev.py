@@ -78,6 +78,9 @@ def check_ports(ports: LabPorts) -> None:
     """Fail early, naming the port, rather than half-way through start-up."""
     for name, port in ports.items():
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            # As the servers themselves do: connections of a previous run in TIME_WAIT are no
+            # obstacle, a live listener is.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 sock.bind(("127.0.0.1", port))
             except OSError as err:

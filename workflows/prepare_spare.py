@@ -147,6 +147,7 @@ class PrepareSpare:
             self._vm_attempted = True
             vm = await self._create_vm(spare_id, req, reservation)
             self._status.vm = vm
+            self._status.vmid = vm.vmid
             self._notifier.send(EventType.VM_CREATED, host=vm.host, vm=_vm_info(vm))
 
             await self._wait_ready(spare_id, req)
@@ -255,6 +256,7 @@ class PrepareSpare:
         deadline = workflow.now() + timedelta(seconds=req.ready_timeout_seconds)
         self._enter(Phase.WAITING_READY, "waiting for the Node to register")
         missing = ["node not registered"]
+        self._waiting(missing)
         while True:
             remaining = (deadline - workflow.now()).total_seconds()
             if remaining <= 0:
