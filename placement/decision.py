@@ -3,18 +3,28 @@
 The explanation is kept as arrays (a reason code per host, a score matrix for the candidates)
 and turned into dictionaries only when read, so deciding over thousands of hosts stays cheap
 and a caller that wants only the top candidates never builds the rest.
+
+Reading the whole explanation builds one dict per host, so that step runs no Python code per
+host: names and keywords are taken from object arrays and zipped into the dict in C, and the
+score breakdowns, which repeat a lot (every score is an integer 0..100), are built once per
+distinct row. Candidates with the same breakdown share that one dict: like the cached
+explanation itself, it is read-only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
 
 from .names import NO_HOST_FITS
-from .table import IntArray
+from .table import IntArray, ObjectArray, object_array
+
+# Codes of score breakdowns stay below this, so the mixed-radix code of one fits in an int64.
+_CODE_LIMIT = 1 << 62
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,18 +40,30 @@ class Decision:
     matrix: IntArray  # candidates x plugins, each 0..100 before its weight
     totals: IntArray  # per candidate, the weighted sum
     detail: str = ""  # the reason of a VM id shortage
+    # `names` as an object array (HostTable.name_array); built from `names` when not given.
+    name_array: ObjectArray | None = field(default=None, repr=False)
 
     @cached_property
     def rejected(self) -> dict[str, str]:
         rows = np.flatnonzero(self.reason_codes)
-        keywords = ("", *self.keywords)
-        codes = self.reason_codes[rows].tolist()
-        names = self.names
-        return {names[i]: keywords[c] for i, c in zip(rows.tolist(), codes, strict=True)}
+        if len(rows) == 0:
+            return {}
+        keywords = object_array(("", *self.keywords))
+        return dict(
+            zip(self._names_at(rows), keywords[self.reason_codes[rows]].tolist(), strict=True)
+        )
 
     @cached_property
     def scores(self) -> dict[str, dict[str, int]]:
-        return self._scores_of(range(len(self.candidates)))
+        if len(self.candidates) == 0:
+            return {}
+        # One row per score column plus the totals: contiguous rows make the steps below cheap.
+        columns = np.vstack([self.matrix.T, self.totals[np.newaxis]])
+        picked, inverse = _distinct_columns(columns)
+        rows = _dict_rows(len(columns))((*self.plugins, "total"), columns[:, picked].tolist())
+        return dict(
+            zip(self._names_at(self.candidates), object_array(rows)[inverse].tolist(), strict=True)
+        )
 
     @cached_property
     def reason_counts(self) -> dict[str, int]:
@@ -83,6 +105,13 @@ class Decision:
         # Candidates are in name order, so a stable sort on -total keeps name_asc for ties.
         return np.argsort(-self.totals, kind="stable")
 
+    def _names_at(self, idx: IntArray) -> list[str]:
+        return self._name_array[idx].tolist()
+
+    @cached_property
+    def _name_array(self) -> ObjectArray:
+        return object_array(self.names) if self.name_array is None else self.name_array
+
     def _scores_of(self, rows: Any) -> dict[str, dict[str, int]]:
         rows = list(rows)
         keys = (*self.plugins, "total")
@@ -92,3 +121,42 @@ class Decision:
         return {
             names[i]: dict(zip(keys, row, strict=True)) for i, row in zip(hosts, table, strict=True)
         }
+
+
+def _distinct_columns(columns: IntArray) -> tuple[IntArray, IntArray]:
+    """For an integer matrix: the index of one column per distinct column, and for every
+    column the position of its distinct column in that list."""
+    low = int(columns.min())
+    radix = int(columns.max()) - low + 1
+    if radix ** len(columns) >= _CODE_LIMIT:
+        _, picked, inverse = np.unique(columns, axis=1, return_index=True, return_inverse=True)
+        return picked, inverse.reshape(-1)
+    code = columns[0] - low
+    for row in columns[1:]:
+        code = code * radix + (row - low)
+    order = np.argsort(code)
+    ordered = code[order]
+    starts = np.empty(len(code), dtype=bool)
+    starts[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    inverse = np.empty(len(code), dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return order[starts], inverse
+
+
+@lru_cache(maxsize=16)
+def _dict_rows(width: int) -> Callable[[Sequence[str], list[list[int]]], list[dict[str, int]]]:
+    """`build(keys, columns)`: one dict {keys[j]: columns[j][i]} per i. A dict display is
+    several times faster than `dict(zip(keys, row))`, so the display is generated per width
+    (the code holds only generated identifiers; the keys are passed in as values)."""
+    keys = [f"k{j}" for j in range(width)]
+    values = [f"v{j}" for j in range(width)]
+    pairs = ", ".join(f"{k}: {v}" for k, v in zip(keys, values, strict=True))
+    source = (
+        "def build(keys, columns):\n"
+        f"    {', '.join(keys)}, = keys\n"
+        f"    return [{{{pairs}}} for {', '.join(values)}, in zip(*columns)]\n"
+    )
+    namespace: dict[str, Any] = {}
+    exec(source, namespace)
+    return namespace["build"]

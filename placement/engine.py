@@ -57,7 +57,7 @@ class Engine:
         if len(candidates) == 0:
             return Decision(
                 None, None, NO_HOST_FITS, table.names, keywords, reasons, candidates,
-                plugins, matrix, totals,
+                plugins, matrix, totals, name_array=table.name_array,
             )  # fmt: skip
         host = table.names[candidates[int(np.argmax(totals))]]
         vmid, error, detail = None, None, ""
@@ -67,7 +67,7 @@ class Engine:
                 host, error, detail = None, NO_VMID_AVAILABLE, describe_shortage(request, next_vmid)
         return Decision(
             host, vmid, error, table.names, keywords, reasons, candidates,
-            plugins, matrix, totals, detail,
+            plugins, matrix, totals, detail, table.name_array,
         )  # fmt: skip
 
     def _filter(self, ctx: RequestContext, table: HostTable) -> tuple[IntArray, tuple[str, ...]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +21,14 @@ from .models import Host, Taint
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
+ObjectArray = npt.NDArray[np.object_]
+
+
+def object_array(values: Sequence[object]) -> ObjectArray:
+    """A 1-D object array holding `values` as they are."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,6 +112,11 @@ class HostTable:
             label_sig=ints(label_sig),
             label_sets=tuple(label_sets),
         )
+
+    @cached_property
+    def name_array(self) -> ObjectArray:
+        """`names` as an object array: names of many hosts at once are `name_array[idx]`."""
+        return object_array(self.names)
 
     def name_matches(self, pattern: str) -> BoolArray:
         """Unanchored search of every host name, cached per pattern for later requests."""

@@ -1,0 +1,62 @@
+"""The materialised explanation equals the one built host by host, row by row."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from placement.decision import Decision
+
+
+def _by_rows(d: Decision) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    keys = (*d.plugins, "total")
+    rejected = {d.names[i]: d.keywords[c - 1] for i, c in enumerate(d.reason_codes.tolist()) if c}
+    scores = {
+        d.names[i]: dict(zip(keys, [*d.matrix[j].tolist(), int(d.totals[j])], strict=True))
+        for j, i in enumerate(d.candidates.tolist())
+    }
+    return rejected, scores
+
+
+def _decision(codes: list[int], matrix: np.ndarray, weights: list[int]) -> Decision:
+    reasons = np.array(codes, dtype=np.int64)
+    candidates = np.flatnonzero(reasons == 0)
+    plugins = tuple(f"P{k}" for k in range(len(weights)))
+    matrix = matrix[: len(candidates)]
+    totals = matrix @ np.array(weights, dtype=np.int64)
+    names = tuple(f"h{i:03d}" for i in range(len(codes)))
+    return Decision(None, None, None, names, ("a", "b", "c"), reasons, candidates, plugins,
+                    matrix, totals)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    codes=st.lists(st.integers(0, 3), min_size=0, max_size=60),
+    weights=st.lists(st.integers(0, 5), min_size=0, max_size=4),
+    low=st.integers(-(2**40), 100),
+    spread=st.sampled_from([1, 3, 101, 2**40]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_dicts_equal_row_by_row(
+    codes: list[int], weights: list[int], low: int, spread: int, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    matrix = rng.integers(low, low + spread, size=(len(codes), len(weights)), dtype=np.int64)
+    d = _decision(codes, matrix, weights)
+    rejected, scores = _by_rows(d)
+    assert d.rejected == rejected
+    assert list(d.rejected) == list(rejected)
+    assert d.scores == scores
+    assert list(d.scores) == list(scores)
+    assert all(list(s) == [*d.plugins, "total"] for s in d.scores.values())
+    assert all(type(v) is int for s in d.scores.values() for v in s.values())
+
+
+def test_many_candidates_with_repeated_breakdowns() -> None:
+    rng = np.random.default_rng(7)
+    matrix = rng.integers(0, 4, size=(5000, 3), dtype=np.int64)
+    d = _decision([0] * 4000 + [2] * 1000, matrix, [3, 1, 1])
+    rejected, scores = _by_rows(d)
+    assert d.to_json()["scores"] == scores
+    assert d.to_json()["rejected"] == rejected
