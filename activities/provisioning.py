@@ -98,6 +98,21 @@ def _venv_path() -> str:
     return os.pathsep.join([scripts, os.environ.get("PATH", "")])
 
 
+def as_data(value: Any) -> Any:
+    """Mark every string unsafe for Ansible, so `{{ ... }}` from a request is never templated.
+
+    ansible-runner hands extravars over as JSON; Ansible's JSON decoder reads an object
+    `{"__ansible_unsafe": s}` as the string `s` tagged unsafe (data, not a template).
+    """
+    if isinstance(value, str):
+        return {"__ansible_unsafe": value}
+    if isinstance(value, dict):
+        return {key: as_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [as_data(item) for item in value]
+    return value
+
+
 class _RunOutcome(BaseModel):
     status: str
     rc: int | None
@@ -187,7 +202,8 @@ class AnsibleProvisioner:
             ansible_runner.run,
             private_data_dir=str(private_dir),
             playbook=str(self.playbook_dir / playbook),
-            extravars={**self.extravars, **extravars, "provider": self.provider},
+            # Site variables are the operator's and may be templates; the request's are data.
+            extravars={**self.extravars, **as_data(extravars), "provider": self.provider},
             envvars={
                 "PATH": _venv_path(),
                 "ANSIBLE_LOCALHOST_WARNING": "false",

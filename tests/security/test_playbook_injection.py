@@ -1,0 +1,53 @@
+"""A request field that looks like Ansible templating reaches the lab as data, never as code.
+
+Runs the real create playbook through ansible-runner against a started lab hypervisor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from activities.provisioning import AnsibleProvisioner, VmSpec
+from lab.hypervisor import LabHypervisor
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+async def hypervisor() -> AsyncIterator[LabHypervisor]:
+    hv = LabHypervisor([{"name": "bm-1", "cpu_capacity": 8, "memory_mb_capacity": 16384}])
+    await hv.start()
+    yield hv
+    await hv.stop()
+
+
+async def test_templating_in_a_label_and_group_is_stored_literally(
+    hypervisor: LabHypervisor, tmp_path: Path
+) -> None:
+    marker = tmp_path / "pwned"
+    payload = f"{{{{ lookup('pipe', 'touch {marker}') }}}}"
+    provisioner = AnsibleProvisioner(
+        playbook_dir=REPO / "playbooks",
+        provider="lab",
+        extravars={"lab_hypervisor_url": hypervisor.url},
+        artifacts_root=tmp_path / "ansible",
+    )
+    spec = VmSpec(
+        name="spare-lab-inject",
+        host="bm-1",
+        cpu=1,
+        memory_mb=512,
+        group=payload,
+        labels={"virtflow.io/note": payload},
+        user_data=payload,
+    )
+    await provisioner.create_vm(spec)
+
+    assert not marker.exists()
+    vm = hypervisor.vms["spare-lab-inject"]
+    assert vm.labels == {"virtflow.io/note": payload}
+    assert vm.group == payload
+    assert vm.user_data == payload
