@@ -10,8 +10,20 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from tests.known_secrets import SCANNED
+from tests.security.secret_scan import SecretScan
 from worker.temporal_binaries import DEV_SERVER_DYNAMIC_CONFIG, temporal_cli, temporal_test_server
 from workflows.names import SEARCH_ATTRIBUTES
+
+SECRET_SCAN = SecretScan(SCANNED)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    SECRET_SCAN.install()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    terminalreporter.write_line(SECRET_SCAN.summary())
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +39,11 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         ],
     )
     yield env
-    await env.shutdown()
+    try:
+        # Every workflow the session ran, before the server and its histories go away.
+        await SECRET_SCAN.check(env.client)
+    finally:
+        await env.shutdown()
 
 
 @pytest.fixture

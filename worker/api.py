@@ -10,11 +10,13 @@ import logging
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, Request, status
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from temporalio.service import RPCError
 
 from .api_auth import ANY_ROLE, app_settings
+from .api_compat import router as compat_router
 from .api_explain import (
     ExplainBody,
     ExplainInputError,
@@ -22,10 +24,13 @@ from .api_explain import (
     InventoryUnavailable,
     explain,
 )
+from .api_limits import BodySizeLimit
+from .api_list import router as list_router
 from .api_spare import router as spare_router
 from .api_spare_ops import InvalidSpareRequest, SpareConflict, SpareNotFound
 from .api_temporal import ClientFactory, ClientProvider, TemporalUnavailable, connect_factory
 from .settings import Settings
+from .telemetry import instrument_api
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +78,12 @@ def _install_error_mapping(app: FastAPI) -> None:
     async def invalid_explain(_: Request, err: ExplainInputError) -> JSONResponse:
         return _field_error(err.field, err.reason)
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, err: RequestValidationError) -> JSONResponse:
+        # Without the offending input: it may be huge, or not JSON at all (1e999 is inf).
+        detail = [{"loc": e["loc"], "msg": e["msg"], "type": e["type"]} for e in err.errors()]
+        return JSONResponse({"detail": detail}, status_code=422)
+
     @app.exception_handler(ValidationError)
     async def invalid_model(_: Request, err: ValidationError) -> JSONResponse:
         detail = [
@@ -95,7 +106,11 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
     if not settings.api_tokens:
         log.warning("API authentication disabled: no api_tokens configured (lab mode)")
     _install_error_mapping(app)
+    instrument_api(app, settings)
+    app.add_middleware(BodySizeLimit)
     app.include_router(spare_router)
+    app.include_router(compat_router)
+    app.include_router(list_router)
 
     @app.get("/healthz", tags=["health"], summary="The process is up")
     async def healthz() -> dict[str, str]:

@@ -8,11 +8,10 @@ import pytest
 from pydantic import SecretStr
 from temporalio.client import Client
 
+from tests.known_secrets import CONTROLLER_TOKEN as CONTROLLER
+from tests.known_secrets import OPERATOR_TOKEN as OPERATOR
 from tests.worker.worker_api_helpers import asgi_client
 from worker.settings import Settings
-
-OPERATOR = "op-7c1e5b2a9d"
-CONTROLLER = "uc-4f8a0e3b6c"
 
 
 @pytest.fixture

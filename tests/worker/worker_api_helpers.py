@@ -16,8 +16,8 @@ from temporalio.client import Client
 from activities.notify import ReceiverConfig
 from lab.hypervisor import load_inventory_file
 from tests.helpers import assert_eventually
+from tests.known_secrets import WEBHOOK_SECRET
 from tests.stack import Stack, running_stack
-from webhooks.signing import generate_secret
 from worker.api import create_app
 from worker.settings import Settings
 
@@ -32,7 +32,7 @@ def api_settings(task_queue: str, tmp_path: Path) -> Settings:
         inventories={"default": str(LAB_INVENTORY)},
         receivers={
             "upgradectrl": ReceiverConfig(
-                url="http://127.0.0.1:9/webhooks", secrets=[SecretStr(generate_secret())]
+                url="http://127.0.0.1:9/webhooks", secrets=[SecretStr(WEBHOOK_SECRET)]
             )
         },
     )
