@@ -116,6 +116,8 @@ class LabHypervisor:
         self._failure: tuple[str, bool] | None = None
         # Every create refused for lack of room: tests prove nothing ever tried to over-commit.
         self.overcommit_refusals: list[str] = []
+        # Every VM really created (not found by name), in order: a name twice is a duplicate.
+        self.created: list[str] = []
         self._vms: dict[str, LabVm] = self._load_state()
         self._server: EmbeddedServer | None = None
         self._closing = asyncio.Event()
@@ -155,6 +157,7 @@ class LabHypervisor:
         # Check and insert without an await in between: concurrent requests cannot both fit.
         vm = self._admit(request)
         self._vms[vm.name] = vm
+        self.created.append(vm.name)
         self._save_state()
         if self.create_delay > 0:
             # Cut short by stop(), so a test's long delay never holds the shutdown.
@@ -174,14 +177,18 @@ class LabHypervisor:
 
     def inventory(self) -> dict[str, Any]:
         """The PLACEMENT.md JSON form (no request, no policy) with the lab VMs counted in."""
+        # One pass over the VMs, not one per host: the benchmark holds hundreds of them.
+        on_host: dict[str, list[LabVm]] = {}
+        for vm in self._vms.values():
+            on_host.setdefault(vm.host, []).append(vm)
         hosts = []
         for name, base in self.hosts.items():
             host = dict(base)
-            on_host = [vm for vm in self._vms.values() if vm.host == name]
+            vms = on_host.get(name, [])
             for resource, field in RESOURCES:
-                used = sum(getattr(vm, field) for vm in on_host)
+                used = sum(getattr(vm, field) for vm in vms)
                 host[f"{resource}_allocated"] = int(base.get(f"{resource}_allocated", 0)) + used
-            host["vm_count"] = int(base.get("vm_count", 0)) + len(on_host)
+            host["vm_count"] = int(base.get("vm_count", 0)) + len(vms)
             hosts.append(host)
         existing = self.base_existing_vms + [
             {"name": vm.name, "host": vm.host, "group": vm.group} for vm in self._vms.values()

@@ -1,0 +1,76 @@
+"""A provisioner that calls a hypervisor's HTTP API directly, without an Ansible run.
+
+For sites that front their hypervisor with a small REST service, and for the lab: the
+contract is the lab hypervisor's (`POST /vms` idempotent by name, 201 created or 200 existing;
+`GET /vms/{name}`, 404 when absent; `DELETE /vms/{name}`). A 4xx other than 408/429 is final,
+anything else (5xx, connection refused, timeouts) may heal and is left to the engine's retry.
+One HTTP client per worker, not one per call.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from .provisioning import Progress, ProvisioningFailed, VmFacts, VmSpec
+
+HTTP_TIMEOUT_SECONDS = 60.0
+_RETRYABLE_4XX = {408, 429}
+
+
+def _failure(what: str, response: httpx.Response) -> ProvisioningFailed:
+    try:
+        body = response.json()
+        message = str(body.get("message") or body) if isinstance(body, dict) else str(body)
+    except ValueError:
+        message = " ".join(response.text.split())[:200]
+    status = response.status_code
+    transient = status >= 500 or status in _RETRYABLE_4XX
+    return ProvisioningFailed(f"{what}: HTTP {status}: {message}", transient=transient)
+
+
+class HttpProvisioner:
+    """Creates, destroys and describes VMs over the hypervisor HTTP contract above."""
+
+    def __init__(self, base_url: str, timeout: float = HTTP_TIMEOUT_SECONDS) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _call(
+        self, what: str, method: str, path: str, body: dict[str, object] | None = None
+    ) -> httpx.Response:
+        try:
+            return await self._http.request(method, path, json=body)
+        except httpx.HTTPError as err:
+            # The type only: the message of a transport error can carry the URL's credentials.
+            raise ProvisioningFailed(f"{what}: {type(err).__name__}", transient=True) from err
+
+    async def create_vm(self, spec: VmSpec, progress: Progress | None = None) -> VmFacts:
+        if progress is not None:
+            progress("POST /vms")
+        response = await self._call(
+            f"create {spec.name}", "POST", "/vms", spec.model_dump(mode="json")
+        )
+        if response.status_code not in (200, 201):
+            raise _failure(f"create {spec.name} on {spec.host}", response)
+        return VmFacts.model_validate(response.json())
+
+    async def destroy_vm(
+        self, name: str, host: str | None, progress: Progress | None = None
+    ) -> None:
+        if progress is not None:
+            progress(f"DELETE /vms/{name}")
+        response = await self._call(f"destroy {name}", "DELETE", f"/vms/{name}")
+        # 404: already gone, which is what a destroy wants.
+        if response.status_code != 404 and not response.is_success:
+            raise _failure(f"destroy {name}", response)
+
+    async def describe_vm(self, name: str, progress: Progress | None = None) -> VmFacts | None:
+        response = await self._call(f"describe {name}", "GET", f"/vms/{name}")
+        if response.status_code == 404:
+            return None
+        if not response.is_success:
+            raise _failure(f"describe {name}", response)
+        return VmFacts.model_validate(response.json())

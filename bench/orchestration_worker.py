@@ -1,0 +1,45 @@
+"""The virtflow worker for the orchestration benchmark, in its own process (so its RSS is
+its own): every virtflow workflow and activity, plus the engine-only baseline, on one task
+queue with the same worker settings. Settings come from VIRTFLOW_CONFIG.
+
+Prints one line `ready` once polling; stops cleanly on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from orchestration_baseline import MinimalWorkflow, trivial
+from temporalio.worker import Worker
+
+from worker.api_temporal import connect_factory
+from worker.settings import Settings
+from worker.worker import WORKFLOWS, build_activities
+
+
+async def serve() -> None:
+    settings = Settings()
+    client = await connect_factory(settings)()
+    worker = Worker(
+        client,
+        task_queue=settings.task_queue,
+        workflows=[*WORKFLOWS, MinimalWorkflow],
+        activities=[*build_activities(settings, client), trivial],
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    async with worker:
+        print("ready", flush=True)
+        await stop.wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(serve())
