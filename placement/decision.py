@@ -23,8 +23,9 @@ import numpy as np
 from .names import NO_HOST_FITS
 from .table import IntArray, ObjectArray, object_array
 
-# Codes of score breakdowns stay below this, so the mixed-radix code of one fits in an int64.
-_CODE_LIMIT = 1 << 62
+# Distinct score rows are found with a lookup table of at most this many entries; wider score
+# ranges (site plugins) fall back to a sort.
+_RANK_LIMIT = 1 << 16
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,10 +58,10 @@ class Decision:
     def scores(self) -> dict[str, dict[str, int]]:
         if len(self.candidates) == 0:
             return {}
-        # One row per score column plus the totals: contiguous rows make the steps below cheap.
-        columns = np.vstack([self.matrix.T, self.totals[np.newaxis]])
-        picked, inverse = _distinct_columns(columns)
-        rows = _dict_rows(len(columns))((*self.plugins, "total"), columns[:, picked].tolist())
+        # The total follows from the plugin scores, so the plugin columns alone tell rows apart.
+        picked, inverse = _distinct_rows(self.matrix)
+        columns = [*self.matrix[picked].T.tolist(), self.totals[picked].tolist()]
+        rows = _dict_rows(len(columns))((*self.plugins, "total"), columns)
         return dict(
             zip(self._names_at(self.candidates), object_array(rows)[inverse].tolist(), strict=True)
         )
@@ -123,25 +124,36 @@ class Decision:
         }
 
 
-def _distinct_columns(columns: IntArray) -> tuple[IntArray, IntArray]:
-    """For an integer matrix: the index of one column per distinct column, and for every
-    column the position of its distinct column in that list."""
-    low = int(columns.min())
-    radix = int(columns.max()) - low + 1
-    if radix ** len(columns) >= _CODE_LIMIT:
-        _, picked, inverse = np.unique(columns, axis=1, return_index=True, return_inverse=True)
-        return picked, inverse.reshape(-1)
-    code = columns[0] - low
-    for row in columns[1:]:
-        code = code * radix + (row - low)
-    order = np.argsort(code)
-    ordered = code[order]
-    starts = np.empty(len(code), dtype=bool)
-    starts[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
-    inverse = np.empty(len(code), dtype=np.int64)
-    inverse[order] = np.cumsum(starts) - 1
-    return order[starts], inverse
+def _distinct_rows(matrix: IntArray) -> tuple[IntArray, IntArray]:
+    """For an integer matrix: the index of one row per distinct row, and for every row the
+    position of its distinct row in that list. Linear time: each column is replaced by the dense
+    rank of its values (scores span a small range), the ranks are combined into one mixed-radix
+    code per row, and codes are told apart with a lookup table instead of a sort."""
+    n = len(matrix)
+    code = np.zeros(n, dtype=np.int64)
+    space = 1
+    for column in matrix.T:
+        low, high = int(column.min()), int(column.max())
+        if high - low >= _RANK_LIMIT:
+            return _distinct_rows_sorted(matrix)
+        present = np.zeros(high - low + 1, dtype=bool)
+        present[column - low] = True
+        rank = np.cumsum(present) - 1
+        distinct = int(rank[-1]) + 1
+        if space * distinct >= _RANK_LIMIT:
+            return _distinct_rows_sorted(matrix)
+        code = code * distinct + rank[column - low]
+        space *= distinct
+    representative = np.full(space, -1, dtype=np.int64)
+    representative[code] = np.arange(n)
+    seen = representative >= 0
+    position = np.cumsum(seen) - 1
+    return representative[seen], position[code]
+
+
+def _distinct_rows_sorted(matrix: IntArray) -> tuple[IntArray, IntArray]:
+    _, picked, inverse = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
+    return picked, inverse.reshape(-1)
 
 
 @lru_cache(maxsize=16)

@@ -72,20 +72,29 @@ class Engine:
 
     def _filter(self, ctx: RequestContext, table: HostTable) -> tuple[IntArray, tuple[str, ...]]:
         reasons = np.zeros(len(table), dtype=np.int64)
+        passing = np.ones(len(table), dtype=bool)  # hosts no filter has rejected yet
         keywords: list[str] = []
         for plugin, by_table in zip(self.pipeline.filters, self._table_filters, strict=True):
             offset = len(keywords)
             keywords.extend(plugin.reasons)
             if by_table:
                 found = plugin.filter_table(ctx, table)  # type: ignore[attr-defined]
-                reasons = np.where((reasons == 0) & (found > 0), found + offset, reasons)
+                if found is None:
+                    continue
+                # Only the first filter a host fails counts.
+                failed = found.astype(bool)
+                failed &= passing
+                if failed.any():
+                    reasons[failed] = found[failed] + offset
+                    passing &= ~failed
                 continue
-            for i in np.flatnonzero(reasons == 0).tolist():
+            for i in np.flatnonzero(passing).tolist():
                 keyword = plugin.filter_host(ctx, table.hosts[i])
                 if keyword is not None:
                     if keyword not in plugin.reasons:
                         raise ValueError(f"{plugin.name} reported undeclared reason {keyword!r}")
                     reasons[i] = offset + 1 + plugin.reasons.index(keyword)
+                    passing[i] = False
         return reasons, tuple(keywords)
 
     def _score(

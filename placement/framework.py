@@ -32,8 +32,9 @@ class FilterPlugin(Protocol):
 
 @runtime_checkable
 class TableFilter(Protocol):
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray:
-        """Per host: 0 passes, i + 1 fails with `reasons[i]`."""
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
+        """Per host: 0 passes, i + 1 fails with `reasons[i]`. None: no host fails for this
+        request (kube-scheduler's PreFilter "Skip"), so the engine does no work for it."""
         ...
 
 
@@ -137,19 +138,37 @@ class RequestContext:
         cached = self.memo.get("usage")
         if cached is None:
             ratios = self.policy.allocation_ratios
-            cpu_ratio = np.where(np.isnan(table.cpu_ratio), ratios.cpu, table.cpu_ratio)
-            mem_ratio = np.where(np.isnan(table.memory_ratio), ratios.memory_mb, table.memory_ratio)
             req = self.request
+            cpu_cap, mem_cap = table.effective_capacity(ratios.cpu, ratios.memory_mb)
             cached = TableUsage(
-                cpu_cap=np.floor(table.cpu_capacity * cpu_ratio).astype(np.int64),
+                cpu_cap=cpu_cap,
                 cpu_req=table.cpu_allocated + req.cpu,
-                mem_cap=np.floor(table.memory_capacity * mem_ratio).astype(np.int64),
+                mem_cap=mem_cap,
                 mem_req=table.memory_allocated + req.memory_mb,
                 gpu_cap=table.gpu_capacity,
                 gpu_req=table.gpu_allocated + req.gpu,
             )
             self.memo["usage"] = cached
         return cached
+
+    def candidate_usage(self, table: HostTable, idx: IntArray) -> TableUsage:
+        """`table_usage` of the candidates `idx` only, shared by the scores of this request."""
+        cached = self.memo.get("candidate_usage")
+        if cached is None or cached[0] is not idx:
+            u = self.table_usage(table)
+            cached = (
+                idx,
+                TableUsage(
+                    cpu_cap=u.cpu_cap[idx],
+                    cpu_req=u.cpu_req[idx],
+                    mem_cap=u.mem_cap[idx],
+                    mem_req=u.mem_req[idx],
+                    gpu_cap=u.gpu_cap[idx],
+                    gpu_req=u.gpu_req[idx],
+                ),
+            )
+            self.memo["candidate_usage"] = cached
+        return cached[1]
 
 
 def per_signature(sig: IntArray, values: Sequence[int] | Sequence[bool]) -> IntArray:

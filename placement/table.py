@@ -57,6 +57,9 @@ class HostTable:
     label_sig: IntArray
     label_sets: tuple[dict[str, str], ...]
     _regex_cache: dict[str, BoolArray] = field(default_factory=dict, repr=False)
+    _capacity_cache: dict[tuple[float, float], tuple[IntArray, IntArray]] = field(
+        default_factory=dict, repr=False
+    )
 
     def __len__(self) -> int:
         return len(self.hosts)
@@ -117,6 +120,36 @@ class HostTable:
     def name_array(self) -> ObjectArray:
         """`names` as an object array: names of many hosts at once are `name_array[idx]`."""
         return object_array(self.names)
+
+    def effective_capacity(
+        self, cpu_ratio: float, memory_ratio: float
+    ) -> tuple[IntArray, IntArray]:
+        """CPU and memory capacity times the allocation ratio (the host's own, else the given
+        default), floored. It depends on the policy only, so it is computed once per table."""
+        key = (cpu_ratio, memory_ratio)
+        cached = self._capacity_cache.get(key)
+        if cached is None:
+            cpu = np.where(np.isnan(self.cpu_ratio), cpu_ratio, self.cpu_ratio)
+            mem = np.where(np.isnan(self.memory_ratio), memory_ratio, self.memory_ratio)
+            cached = (
+                np.floor(self.cpu_capacity * cpu).astype(np.int64),
+                np.floor(self.memory_capacity * mem).astype(np.int64),
+            )
+            self._capacity_cache[key] = cached
+        return cached
+
+    @cached_property
+    def quota_full(self) -> BoolArray:
+        """Hosts that already run as many VMs as their quota allows (no request changes it)."""
+        return (self.vm_quota >= 0) & (self.vm_count >= self.vm_quota)
+
+    @cached_property
+    def any_unschedulable(self) -> bool:
+        return bool(self.unschedulable.any())
+
+    @cached_property
+    def any_dedicated(self) -> bool:
+        return bool(self.dedicated.any())
 
     def name_matches(self, pattern: str) -> BoolArray:
         """Unanchored search of every host name, cached per pattern for later requests."""

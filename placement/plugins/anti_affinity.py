@@ -26,7 +26,9 @@ class AntiAffinity:
             return ANTI_AFFINITY_CONFLICT
         return None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
+        if not ctx.group_hosts:
+            return None
         mask = np.zeros(len(table), dtype=bool)
         for name in ctx.group_hosts:
             i = table.index.get(name)

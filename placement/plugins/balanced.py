@@ -32,9 +32,9 @@ class BalancedAllocation:
         return out
 
     def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
-        u = ctx.table_usage(table)
-        f_cpu = _fraction_v(u.cpu_req[idx], u.cpu_cap[idx])
-        f_mem = _fraction_v(u.mem_req[idx], u.mem_cap[idx])
+        u = ctx.candidate_usage(table, idx)
+        f_cpu = _fraction_v(u.cpu_req, u.cpu_cap)
+        f_mem = _fraction_v(u.mem_req, u.mem_cap)
         return ((1 - np.abs(f_cpu - f_mem) / 2) * 100).astype(np.int64)
 
 

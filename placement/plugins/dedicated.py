@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..framework import RequestContext
+from ..framework import RequestContext, codes
 from ..models import Host
 from ..names import DEDICATED, DEDICATED_HOST_OCCUPIED, DEDICATED_HOST_RESERVED, DEDICATED_REQUIRED
 from ..table import HostTable, IntArray
@@ -23,9 +23,9 @@ class Dedicated:
             return DEDICATED_HOST_RESERVED
         return None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
         if ctx.request.dedicated:
             return np.where(~table.dedicated, 1, np.where(table.vm_count > 0, 3, 0))
-        if ctx.policy.allow_shared_on_dedicated:
-            return np.zeros(len(table), dtype=np.int64)
-        return np.where(table.dedicated, 2, 0)
+        if ctx.policy.allow_shared_on_dedicated or not table.any_dedicated:
+            return None
+        return codes(table.dedicated, 2)

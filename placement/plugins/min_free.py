@@ -32,7 +32,7 @@ class MinFreeResources:
                 return reason
         return None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
         need = ctx.policy.thresholds.min_free
         u = ctx.table_usage(table)
         out = np.zeros(len(table), dtype=np.int64)

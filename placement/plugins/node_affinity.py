@@ -48,12 +48,12 @@ class NodeAffinity:
         code = _reason(ctx.request, host.labels)
         return self.reasons[code - 1] if code else None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
         request = ctx.request
         if not request.node_selector and not (
             request.node_affinity and request.node_affinity.required
         ):
-            return np.zeros(len(table), dtype=np.int64)
+            return None
         return per_signature(table.label_sig, [_reason(request, s) for s in table.label_sets])
 
     def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None:

@@ -22,7 +22,9 @@ class NodeName:
             return NODE_NAME_REGEX_MISMATCH
         return None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
+        if ctx.request.node_name is None and ctx.request.node_name_regex is None:
+            return None
         out = np.zeros(len(table), dtype=np.int64)
         if ctx.request.node_name_regex is not None:
             out[~table.name_matches(ctx.request.node_name_regex)] = 2

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..framework import RequestContext, codes
 from ..models import Host
 from ..names import POOL, POOL_MISMATCH
@@ -18,9 +16,9 @@ class Pool:
         wanted = ctx.request.pool
         return POOL_MISMATCH if wanted is not None and host.pool != wanted else None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
         wanted = ctx.request.pool
         if wanted is None:
-            return np.zeros(len(table), dtype=np.int64)
+            return None
         # -2 matches no host: the pool exists nowhere in this inventory.
         return codes(table.pool != table.pool_codes.get(wanted, -2))

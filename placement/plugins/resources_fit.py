@@ -49,7 +49,7 @@ class NodeResourcesFit:
             return INSUFFICIENT_GPU
         return None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
         u = ctx.table_usage(table)
         gpu_short = u.gpu_req > u.gpu_cap if ctx.request.gpu > 0 else False
         out = np.where(gpu_short, 3, 0)
@@ -67,8 +67,8 @@ class NodeResourcesFit:
         return out
 
     def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
-        u = ctx.table_usage(table)
+        u = ctx.candidate_usage(table, idx)
         w = ctx.policy.resource_weights
-        cpu = _per_resource_v(ctx.policy, u.cpu_req[idx], u.cpu_cap[idx])
-        mem = _per_resource_v(ctx.policy, u.mem_req[idx], u.mem_cap[idx])
+        cpu = _per_resource_v(ctx.policy, u.cpu_req, u.cpu_cap)
+        mem = _per_resource_v(ctx.policy, u.mem_req, u.mem_cap)
         return (cpu * w.cpu + mem * w.memory_mb) // (w.cpu + w.memory_mb)

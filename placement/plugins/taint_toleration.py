@@ -48,9 +48,10 @@ class TaintToleration:
     def filter_host(self, ctx: RequestContext, host: Host) -> str | None:
         return UNTOLERATED_TAINT if _blocks(host.taints, ctx.request.tolerations) else None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
         tol = ctx.request.tolerations
-        return per_signature(table.taint_sig, [_blocks(s, tol) for s in table.taint_sets])
+        blocked = [_blocks(s, tol) for s in table.taint_sets]
+        return per_signature(table.taint_sig, blocked) if any(blocked) else None
 
     def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None:
         if not any(_has_soft(h.taints) for h in hosts):

@@ -15,5 +15,5 @@ class NodeUnschedulable:
     def filter_host(self, ctx: RequestContext, host: Host) -> str | None:
         return UNSCHEDULABLE if host.unschedulable else None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray:
-        return codes(table.unschedulable)
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
+        return codes(table.unschedulable) if table.any_unschedulable else None

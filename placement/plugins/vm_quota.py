@@ -16,5 +16,5 @@ class VmQuota:
         full = host.vm_quota is not None and host.vm_count >= host.vm_quota
         return VM_QUOTA_EXCEEDED if full else None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray:
-        return codes((table.vm_quota >= 0) & (table.vm_count >= table.vm_quota))
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
+        return codes(table.quota_full)
