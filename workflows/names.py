@@ -7,6 +7,7 @@ TASK_QUEUE = "virtflow"
 PREPARE_SPARE = "PrepareSpare"
 RELEASE_SPARE = "ReleaseSpare"
 INVENTORY_LEDGER = "InventoryLedger"
+SCHEDULE_HOST = "ScheduleHost"
 
 CLUSTER = SearchAttributeKey.for_keyword("VirtflowCluster")
 POOL = SearchAttributeKey.for_keyword("VirtflowPool")
@@ -27,3 +28,8 @@ def ledger_workflow_id(inventory: str) -> str:
 
 def release_workflow_id(spare_id: str) -> str:
     return f"release-{spare_id}"
+
+
+def schedule_workflow_id(task_id: str) -> str:
+    """A placement-only task of the original scheduler's API (`POST /schedule`)."""
+    return f"schedule-{task_id}"

@@ -1,0 +1,150 @@
+"""ScheduleHost: placement only, for callers of the original scheduler's API (`POST /schedule`).
+
+It reserves a host through the inventory's ledger, like a spare does, and answers with the
+host's name and IP. It creates nothing: the caller builds its VM itself. The reservation is
+held until the caller releases the task (signal `release`) or `hold_seconds` pass, so two
+callers never get the same free room while their VMs are being built; after that the
+inventory itself counts the caller's VM.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
+
+with workflow.unsafe.imports_passed_through():
+    from activities.hosts import HostActivities, HostAddressInput, HostAddressResult
+    from activities.ledger import LedgerActivities, ReserveInput, ReserveResult
+    from placement.models import VmRequest
+
+from .names import HOST, POOL, SCHEDULE_HOST, ledger_workflow_id
+from .release_spare import free_reservation
+
+# The ledger answers quickly unless the inventory is unreachable; then retry a while.
+LEDGER_RETRY = RetryPolicy(maximum_attempts=20, maximum_interval=timedelta(seconds=30))
+SHORT_CALL = timedelta(seconds=60)
+DEFAULT_HOLD_SECONDS = 900
+# The ledger's answers that mean "no host", with the failure type the caller sees.
+_REFUSALS = {"no_capacity": "NoCapacity", "never_fits": "NeverFits"}
+
+
+class ScheduleHostInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    cpu: int = Field(gt=0, le=4096)
+    memory_mb: int = Field(gt=0, le=64 * 1024 * 1024)
+    pool: str | None = Field(default=None, max_length=63)
+    dedicated: bool = False
+    inventory: str = Field(default="default", min_length=1, max_length=63)
+    hold_seconds: int = Field(default=DEFAULT_HOLD_SECONDS, ge=1, le=7 * 24 * 3600)
+
+
+class ScheduledHost(BaseModel):
+    name: str
+    ip: str | None = None
+
+
+class ScheduleHostResult(BaseModel):
+    host: ScheduledHost
+    freed_because: str
+
+
+class ReleaseTask(BaseModel):
+    reason: str = Field(default="released by request", max_length=500)
+
+
+@workflow.defn(name=SCHEDULE_HOST, failure_exception_types=[ValidationError])
+class ScheduleHost:
+    def __init__(self) -> None:
+        self._host: ScheduledHost | None = None
+        self._release: ReleaseTask | None = None
+
+    @workflow.query
+    def host(self) -> ScheduledHost | None:
+        """None while the ledger is still deciding."""
+        return self._host
+
+    @workflow.signal
+    def release(self, req: ReleaseTask) -> None:
+        if self._release is None:
+            self._release = req
+
+    @workflow.run
+    async def run(self, inp: ScheduleHostInput) -> ScheduleHostResult:
+        task_id = workflow.info().workflow_id
+        workflow.upsert_search_attributes([POOL.value_set(inp.pool or "any")])
+        workflow.set_current_details("asking the ledger for a host")
+        try:
+            name = await self._reserve(task_id, inp)
+            host = ScheduledHost(name=name, ip=await self._address(inp, name))
+            self._host = host
+            workflow.upsert_search_attributes([HOST.value_set(name)])
+            workflow.set_current_details(
+                f"**Host** {name} ({host.ip or 'no address'}) held for the caller, "
+                f"at most {inp.hold_seconds} s"
+            )
+            reason = await self._hold(inp)
+        finally:
+            # Whatever happened (refused, failed, cancelled), nothing stays reserved; freeing
+            # is idempotent, so a task that never got a host costs one no-op update.
+            await free_reservation(task_id, inp.inventory)
+        workflow.set_current_details(f"**Host** {name} freed: {reason}")
+        return ScheduleHostResult(host=host, freed_because=reason)
+
+    async def _hold(self, inp: ScheduleHostInput) -> str:
+        try:
+            await workflow.wait_condition(
+                lambda: self._release is not None, timeout=timedelta(seconds=inp.hold_seconds)
+            )
+        except TimeoutError:
+            return f"hold of {inp.hold_seconds} s expired"
+        assert self._release is not None
+        return self._release.reason
+
+    async def _address(self, inp: ScheduleHostInput, name: str) -> str | None:
+        """Best effort: the host is reserved either way, and its name is the main answer."""
+        try:
+            address: HostAddressResult = await workflow.execute_activity_method(
+                HostActivities.host_address,
+                HostAddressInput(inventory=inp.inventory, host=name),
+                start_to_close_timeout=SHORT_CALL,
+                retry_policy=RetryPolicy(maximum_attempts=5),
+            )
+        except ActivityError as err:
+            if is_cancelled_exception(err):
+                raise
+            workflow.logger.warning("no address for host %s: %s", name, err)
+            return None
+        return address.ip
+
+    async def _reserve(self, task_id: str, inp: ScheduleHostInput) -> str:
+        result: ReserveResult = await workflow.execute_activity_method(
+            LedgerActivities.reserve_capacity,
+            ReserveInput(
+                ledger_id=ledger_workflow_id(inp.inventory),
+                task_queue=workflow.info().task_queue,
+                inventory=inp.inventory,
+                spare_id=task_id,
+                request=VmRequest(
+                    name=task_id,
+                    cpu=inp.cpu,
+                    memory_mb=inp.memory_mb,
+                    pool=inp.pool,
+                    dedicated=inp.dedicated,
+                ),
+            ),
+            start_to_close_timeout=timedelta(minutes=2),
+            retry_policy=LEDGER_RETRY,
+        )
+        if result.status == "reserved" and result.reservation is not None:
+            return result.reservation.host
+        # No room is an answer, not a fault: fail once, with the ledger's reason.
+        raise ApplicationError(
+            f"{result.status}: {result.reason}",
+            type=_REFUSALS.get(result.status, "NoCapacity"),
+            non_retryable=True,
+        )
