@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install dev demo test lint unit bench clean
+.PHONY: install dev demo test lint unit bench clean collections
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,9 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python bench/placement_speed.py
 	$(BIN)/python bench/placement_quality.py
+
+collections: $(STAMP)  ## community.libvirt and community.proxmox, extracted from the PyPI ansible wheel
+	$(BIN)/python -m tests.libvirt.collections .virtflow/collections
 
 clean:
 	rm -rf .virtflow build *.egg-info .pytest_cache .mypy_cache .ruff_cache
