@@ -8,16 +8,17 @@ from fastapi import APIRouter, Body, Depends, Request, status
 from pydantic import BaseModel
 from temporalio.client import Client
 
-from workflows.spare_models import ReleaseRequest, SpareRequest, SpareStatus
+from workflows.spare_models import ReleaseRequest, SpareStatus
 
 from .api_auth import ANY_ROLE, OPERATOR, app_settings
 from .api_spare_ops import (
     PrepareAccepted,
+    PrepareBody,
     SpareView,
     cancel_spare,
     release_spare,
     spare_status,
-    start_spare,
+    start_spares,
 )
 from .settings import Settings
 
@@ -47,16 +48,17 @@ class CancelAccepted(BaseModel):
     description=(
         "Starts the PrepareSpare workflow with id `spare-<cluster>-<request_id>`. Idempotent: "
         "the same body again answers with the same spare (id conflict policy USE_EXISTING); "
-        "a different body reusing the request_id answers 409."
+        "a different body reusing the request_id answers 409. With `count` > 1 the spares "
+        "have ids `spare-<cluster>-<request_id>-<i>` and are spread by anti-affinity."
     ),
     dependencies=[Depends(ANY_ROLE)],
 )
 async def prepare(
-    request: SpareRequest,
+    request: PrepareBody,
     settings: AppSettings,
     client: TemporalClient,
 ) -> PrepareAccepted:
-    return await start_spare(client, settings, request)
+    return await start_spares(client, settings, request)
 
 
 @router.get(

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
@@ -44,6 +44,7 @@ STATUS_ATTEMPTS = 30
 STATUS_RETRY_SECONDS = 0.1
 # How long `release` waits for the update's answer before reporting the status as it stands.
 RELEASE_ANSWER_WAIT_SECONDS = 20.0
+MAX_COUNT = 20
 
 
 class SpareNotFound(Exception):
@@ -64,9 +65,33 @@ class InvalidSpareRequest(Exception):
 
 
 class PrepareAccepted(BaseModel):
-    spare_id: str
+    spare_id: str = Field(description="The (first) spare")
     workflow_id: str
     ui_url: str
+    spares: list[str] = Field(default_factory=list, description="Every spare of the request")
+
+
+class PrepareBody(SpareRequest):
+    """The request of `POST /spare/prepare`: a spare request, `count` times."""
+
+    count: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_COUNT,
+        description="How many spares; more than one are spread by anti-affinity "
+        "(`anti_affinity_group` defaults to the request_id, scope host)",
+    )
+
+    def members(self) -> list[SpareRequest]:
+        """One request per spare; ids `<request_id>-<i>` when there is more than one."""
+        fields = self.model_dump(exclude={"count"}, exclude_unset=True)
+        if self.count == 1:
+            return [SpareRequest.model_validate(fields)]
+        fields["anti_affinity_group"] = self.anti_affinity_group or self.request_id
+        return [
+            SpareRequest.model_validate({**fields, "request_id": f"{self.request_id}-{i}"})
+            for i in range(self.count)
+        ]
 
 
 class SpareView(SpareStatus):
@@ -112,8 +137,58 @@ def temporal_errors(spare_id: str) -> Iterator[None]:
 async def start_spare(client: Client, settings: Settings, request: SpareRequest) -> PrepareAccepted:
     """Start PrepareSpare, or find the one this request already started (same id, same body)."""
     check_names(settings, request)
+    return await _start_one(client, settings, request, request_hash(request))
+
+
+async def start_spares(client: Client, settings: Settings, body: PrepareBody) -> PrepareAccepted:
+    """Start `count` spares spread by anti-affinity; idempotent as a whole.
+
+    Member i has request_id `<request_id>-<i>`; every member carries the hash of the whole
+    body, so the same body again finds the same spares and a different one is refused (409)
+    before a new member starts.
+    """
+    members = body.members()
+    if len(members) == 1:
+        return await start_spare(client, settings, members[0])
+    check_names(settings, members[0])
+    digest = hashlib.sha256(body.model_dump_json().encode()).hexdigest()
+    await _check_not_taken(client, members[0], digest)
+    started = await asyncio.gather(
+        *(_start_one(client, settings, m, digest, f" ({i + 1}/{len(members)})")
+          for i, m in enumerate(members))
+    )  # fmt: skip
+    return PrepareAccepted(
+        spare_id=started[0].spare_id,
+        workflow_id=started[0].workflow_id,
+        ui_url=started[0].ui_url,
+        spares=[s.spare_id for s in started],
+    )
+
+
+async def _check_not_taken(client: Client, first: SpareRequest, digest: str) -> None:
+    with temporal_errors(first.spare_id):
+        try:
+            description = await client.get_workflow_handle(first.spare_id).describe()
+        except RPCError as err:
+            if err.status == RPCStatusCode.NOT_FOUND:
+                return
+            raise
+        existing = await description.memo_value(MEMO_REQUEST_HASH, default=None)
+    if existing != digest:
+        raise _conflict(first)
+
+
+def _conflict(request: SpareRequest) -> SpareConflict:
+    return SpareConflict(
+        f"request_id '{request.request_id}' of cluster '{request.cluster}' is already used "
+        "by a different request"
+    )
+
+
+async def _start_one(
+    client: Client, settings: Settings, request: SpareRequest, digest: str, of: str = ""
+) -> PrepareAccepted:
     workflow_id = request.spare_id
-    digest = request_hash(request)
     pairs = [SearchAttributePair(CLUSTER, request.cluster)]
     if request.pool:
         pairs.append(SearchAttributePair(POOL, request.pool))
@@ -134,6 +209,7 @@ async def start_spare(client: Client, settings: Settings, request: SpareRequest)
                 static_summary=(
                     f"spare for {request.cluster}: {request.cpu} CPU, {request.memory_mb} MiB"
                     + (f", {request.gpu} GPU" if request.gpu else "")
+                    + of
                 ),
             )
         except WorkflowAlreadyStartedError:
@@ -141,14 +217,12 @@ async def start_spare(client: Client, settings: Settings, request: SpareRequest)
         description = await handle.describe()
         existing = await description.memo_value(MEMO_REQUEST_HASH, default=None)
     if existing != digest:
-        raise SpareConflict(
-            f"request_id '{request.request_id}' of cluster '{request.cluster}' is already used "
-            "by a different request"
-        )
+        raise _conflict(request)
     return PrepareAccepted(
         spare_id=workflow_id,
         workflow_id=workflow_id,
         ui_url=settings.workflow_ui_url(workflow_id),
+        spares=[workflow_id],
     )
 
 
