@@ -10,9 +10,9 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 
+from .connect import connect
 from .settings import Settings
 
 ClientFactory = Callable[[], Awaitable[Client]]
@@ -39,14 +39,10 @@ def is_unavailable(err: BaseException) -> bool:
 def connect_factory(settings: Settings) -> ClientFactory:
     """A factory that connects to the Temporal service named in the settings."""
 
-    async def connect() -> Client:
-        return await Client.connect(
-            settings.temporal_address,
-            namespace=settings.temporal_namespace,
-            data_converter=pydantic_data_converter,
-        )
+    async def factory() -> Client:
+        return await connect(settings)
 
-    return connect
+    return factory
 
 
 class ClientProvider:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import sys
@@ -32,6 +33,8 @@ from .api_spare_ops import (
     spare_status,
 )
 from .api_temporal import TemporalUnavailable
+from .config_cli import config_app
+from .logging_setup import configure_logging
 from .settings import CONFIG_ENV, Settings, get_settings
 
 app = typer.Typer(
@@ -40,8 +43,10 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+app.add_typer(config_app, name="config")
 console = Console()
 err_console = Console(stderr=True)
+log = logging.getLogger("virtflow")
 T = TypeVar("T")
 
 EXIT_FAILED = 1
@@ -165,7 +170,9 @@ def dev(
     """Run Temporal, the lab, the worker, the API and the receiver until Ctrl-C."""
     from .dev import run_dev
 
-    raise typer.Exit(asyncio.run(run_dev(settings(), console, ready_delay)))
+    config = settings()
+    configure_logging(config)
+    raise typer.Exit(asyncio.run(run_dev(config, console, ready_delay)))
 
 
 @app.command()
@@ -179,9 +186,11 @@ def demo() -> None:
 @app.command()
 def worker() -> None:
     """Run a worker on the configured Temporal service until SIGINT/SIGTERM."""
+    from .telemetry import flush_traces
     from .worker import run_worker
 
     config = settings()
+    configure_logging(config)
 
     async def serve() -> None:
         client = await _client(config)
@@ -189,10 +198,18 @@ def worker() -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        console.print(f"worker on task queue '{config.task_queue}' at {config.temporal_address}")
+        log.info(
+            "worker on task queue %s at %s (namespace %s)",
+            config.task_queue,
+            config.temporal_address,
+            config.temporal_namespace,
+        )
         await run_worker(config, client, stop)
 
-    run(serve())
+    try:
+        run(serve())
+    finally:
+        flush_traces(config)
 
 
 @app.command()
@@ -203,7 +220,8 @@ def api() -> None:
     from .api import create_app
 
     config = settings()
-    uvicorn.run(create_app(config), host=config.api_host, port=config.api_port)
+    configure_logging(config)
+    uvicorn.run(create_app(config), host=config.api_host, port=config.api_port, log_config=None)
 
 
 @app.command()
@@ -214,6 +232,7 @@ def receiver() -> None:
     from webhooks.receiver import create_receiver_app
 
     config = settings()
+    configure_logging(config)
     secrets = [s.get_secret_value() for s in config.receiver_secrets]
     if not secrets:
         fail("set VIRTFLOW_RECEIVER_SECRETS (a JSON list of whsec_ secrets)", EXIT_BAD_INPUT)
@@ -222,7 +241,7 @@ def receiver() -> None:
         receiver_app = create_receiver_app(secrets, config.state_dir / "receiver.sqlite")
     except ValueError as err:
         fail(f"bad receiver secret: {err}", EXIT_BAD_INPUT)
-    uvicorn.run(receiver_app, host=config.api_host, port=config.receiver_port)
+    uvicorn.run(receiver_app, host=config.api_host, port=config.receiver_port, log_config=None)
 
 
 async def _client(config: Settings) -> Client:

@@ -11,9 +11,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, FilePath, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
+    NestedSecretsSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     YamlConfigSettingsSource,
@@ -23,6 +24,11 @@ from activities.notify import ReceiverConfig
 from workflows.names import TASK_QUEUE
 
 CONFIG_ENV = "VIRTFLOW_CONFIG"
+# A directory of one-file-per-setting secrets (Docker/Kubernetes secrets), named like the
+# environment variable: /run/secrets/virtflow_temporal_api_key,
+# /run/secrets/virtflow_receivers__upgradectrl__secrets.
+SECRETS_DIR_ENV = "VIRTFLOW_SECRETS_DIR"
+DEFAULT_SECRETS_DIR = Path("/run/secrets")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 Role = Literal["operator", "upgrade-controller"]
@@ -43,39 +49,81 @@ class Settings(BaseSettings):
         env_prefix="VIRTFLOW_",
         env_nested_delimiter="__",
         extra="forbid",
+        use_attribute_docstrings=True,
     )
 
     temporal_address: str = "localhost:7233"
+    """Temporal frontend `host:port`."""
     temporal_namespace: str = "default"
+    """Temporal namespace the spares run in."""
     task_queue: str = TASK_QUEUE
+    """Task queue the workers poll and the API starts workflows on."""
     temporal_ui_url: str = "http://localhost:8233"
+    """Temporal web UI base URL, for the history links virtflow prints."""
+    temporal_tls: bool | None = None
+    """TLS to Temporal with the system's root CAs; unset means on with an API key or TLS file,
+    off otherwise."""
+    temporal_tls_server_root_ca: FilePath | None = None
+    """PEM file of the CA that signed the Temporal server's certificate."""
+    temporal_tls_client_cert: FilePath | None = None
+    """PEM client certificate for mTLS (needs `temporal_tls_client_key`)."""
+    temporal_tls_client_key: FilePath | None = None
+    """PEM private key of the mTLS client certificate (a secret: keep the file 0600)."""
+    temporal_tls_server_name: str | None = None
+    """Server name to verify in the server's certificate, when it differs from the address."""
+    temporal_api_key: SecretStr | None = None
+    """API key sent as a bearer token (Temporal Cloud); enables TLS."""
 
     state_dir: Path = Path(".virtflow")
-    # Inventory name -> file path or URL of the placement JSON form.
+    """Local state: Ansible artifacts, the lab's files, the receiver's event store."""
     inventories: dict[str, str] = Field(
         default_factory=lambda: {"default": "http://127.0.0.1:8091/inventory"}
     )
+    """Inventory name -> file path or URL of the placement JSON form."""
     policy_path: Path | None = None
-    # None means state_dir/kubeconfig: the file the lab writes.
+    """Placement policy YAML (filters, scores, weights); the built-in policy when unset."""
     kubeconfig: Path | None = None
+    """Kubeconfig of the cluster the spares join; unset means `state_dir/kubeconfig` (lab)."""
 
     provisioner: Literal["ansible", "gitlab"] = "ansible"
+    """How VMs are created: an Ansible playbook or a GitLab pipeline."""
     ansible_provider: str = "lab"
+    """Playbook variant under `playbook_dir` (for example `lab`)."""
     playbook_dir: Path = REPO_ROOT / "playbooks"
+    """Directory of the create/destroy playbooks."""
     ansible_extravars: dict[str, str] = Field(
         default_factory=lambda: {"lab_hypervisor_url": "http://127.0.0.1:8091"}
     )
+    """Site variables passed to every playbook run."""
 
-    # Webhook receivers by name; a request may only pick among these, never give a URL.
     receivers: dict[str, ReceiverConfig] = Field(default_factory=dict)
-    # Secrets the reference receiver (`virtflow receiver`) verifies signatures with.
+    """Webhook receivers by name; a request may only pick among these, never give a URL."""
     receiver_secrets: list[SecretStr] = Field(default_factory=list)
+    """Secrets the reference receiver (`virtflow receiver`) verifies signatures with."""
 
     api_host: str = "127.0.0.1"
+    """Address the HTTP API and the reference receiver listen on."""
     api_port: int = Field(default=8080, ge=1, le=65535)
+    """Port of the HTTP API."""
     receiver_port: int = Field(default=8090, ge=1, le=65535)
-    # Bearer token -> role. Empty disables authentication (the lab); the API logs it.
+    """Port of the reference webhook receiver."""
     api_tokens: dict[SecretStr, Role] = Field(default_factory=dict)
+    """Bearer token -> role. Empty disables authentication (the lab); the API logs it."""
+
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    """Serve Prometheus metrics (SDK and virtflow's own) at `/metrics` on this port; off
+    when unset."""
+    metrics_host: str = "0.0.0.0"
+    """Address the metrics endpoint listens on."""
+    otel_endpoint: str | None = None
+    """OTLP/HTTP endpoint for traces (for example `http://otel-collector:4318`); tracing is
+    off when unset."""
+    otel_service_name: str = "virtflow"
+    """`service.name` of the exported spans."""
+    log_format: Literal["console", "json"] = "console"
+    """Log lines for people (`console`) or one JSON object per line (`json`)."""
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    """Lowest level logged."""
 
     @field_validator("receiver_secrets")
     @classmethod
@@ -90,6 +138,14 @@ class Settings(BaseSettings):
         for token in tokens:
             _reject_placeholder(token.get_secret_value(), "an API token")
         return tokens
+
+    @model_validator(mode="after")
+    def _client_cert_and_key(self) -> Settings:
+        if (self.temporal_tls_client_cert is None) != (self.temporal_tls_client_key is None):
+            raise ValueError(
+                "temporal_tls_client_cert and temporal_tls_client_key must be set together"
+            )
+        return self
 
     @model_validator(mode="after")
     def _lab_kubeconfig(self) -> Settings:
@@ -118,7 +174,15 @@ class Settings(BaseSettings):
             if not Path(config_file).is_file():
                 raise FileNotFoundError(f"{CONFIG_ENV}={config_file}: no such file")
             sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=config_file))
-        sources.append(file_secret_settings)
+        secrets_dir = os.environ.get(SECRETS_DIR_ENV) or (
+            DEFAULT_SECRETS_DIR if DEFAULT_SECRETS_DIR.is_dir() else None
+        )
+        if secrets_dir is not None:
+            sources.append(
+                NestedSecretsSettingsSource(
+                    file_secret_settings, secrets_dir=secrets_dir, secrets_nested_delimiter="__"
+                )
+            )
         return tuple(sources)
 
 

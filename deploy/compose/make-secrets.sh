@@ -1,0 +1,26 @@
+#!/bin/sh
+# Make the files docker-compose.yml mounts as secrets (0600, never committed). Existing files
+# are kept, so running it again rotates nothing. KUBECONFIG names the cluster's kubeconfig.
+set -eu
+cd "$(dirname "$0")/secrets"
+umask 077
+
+random() { python3 -c "import secrets; print(secrets.token_urlsafe(32))"; }
+
+[ -f postgres_password ] || random > postgres_password
+if [ ! -f receiver_secrets.json ]; then
+  python3 -c 'import base64, json, os; print(json.dumps(["whsec_" + base64.b64encode(os.urandom(32)).decode()]))' \
+    > receiver_secrets.json
+fi
+if [ ! -f api_tokens.json ]; then
+  printf '{"%s": "operator", "%s": "upgrade-controller"}\n' "$(random)" "$(random)" > api_tokens.json
+fi
+if [ ! -f kubeconfig ]; then
+  if [ -n "${KUBECONFIG:-}" ]; then
+    cp "$KUBECONFIG" kubeconfig
+  else
+    echo "set KUBECONFIG to the spares' cluster kubeconfig and run again" >&2
+    exit 1
+  fi
+fi
+echo "secrets ready in $(pwd)"

