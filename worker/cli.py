@@ -360,6 +360,88 @@ def explain(
     raise typer.Exit(0 if result.decision.get("host") else EXIT_FAILED)
 
 
+@app.command("list")
+def list_spares(
+    cluster: Annotated[str | None, typer.Option(help="Only this cluster")] = None,
+    pool: Annotated[str | None, typer.Option(help="Only this pool ('any': no pool asked)")] = None,
+    phase: Annotated[Phase | None, typer.Option(help="Only spares in this phase")] = None,
+    host: Annotated[str | None, typer.Option(help="Only spares on this host")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=500, help="At most this many")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the page as JSON")] = False,
+) -> None:
+    """List spares, newest first, through Temporal visibility (search attributes)."""
+    from .api_list import SpareFilter, list_spares
+
+    try:
+        spare_filter = SpareFilter(cluster=cluster, pool=pool, phase=phase, host=host)
+    except ValidationError as err:
+        fail(f"bad filter: {_one_line(err)}", EXIT_BAD_INPUT)
+    config = settings()
+
+    async def go() -> None:
+        page = await list_spares(await _client(config), config, spare_filter, page_size=limit)
+        if as_json:
+            console.print_json(page.model_dump_json())
+            return
+        table = Table("spare", "cluster", "pool", "host", "phase", "workflow", "started")
+        for spare in page.spares:
+            started = f"{spare.started_at:%Y-%m-%d %H:%M:%S}" if spare.started_at else "-"
+            table.add_row(
+                spare.spare_id,
+                spare.cluster or "-",
+                spare.pool or "-",
+                spare.host or "-",
+                spare.phase or "-",
+                spare.workflow_status,
+                started,
+            )
+        console.print(table)
+        more = " (more: raise --limit)" if page.next_page_token else ""
+        console.print(f"{len(page.spares)} spare(s){more}", highlight=False)
+
+    run(go())
+
+
+@app.command()
+def inventory(
+    name: Annotated[str, typer.Argument(help="Configured inventory")] = "default",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the view as JSON")] = False,
+) -> None:
+    """Hosts with their free capacity and the ledger's pending reservations."""
+    from .inventory_view import inventory_view
+
+    config = settings()
+
+    async def go() -> None:
+        view = await inventory_view(await _client(config), config, name)
+        if as_json:
+            console.print_json(view.model_dump_json())
+            return
+        table = Table("host", "pool", "rack", "free cpu", "free mem MiB", "free gpu", "vms")
+        table.add_column("reserved for", overflow="fold")
+        for h in view.hosts:
+            notes = [] if h.schedulable else ["cordoned"]
+            notes += ["dedicated"] if h.dedicated else []
+            table.add_row(
+                h.name + (f" ({', '.join(notes)})" if notes else ""),
+                h.pool or "-",
+                h.rack or "-",
+                f"{h.cpu_free}/{h.cpu_capacity}",
+                f"{h.memory_mb_free}/{h.memory_mb_capacity}",
+                f"{h.gpu_free}/{h.gpu_capacity}",
+                f"{h.vm_count}/{h.vm_quota if h.vm_quota is not None else '-'}",
+                ", ".join(h.reserved_for) or "-",
+            )
+        console.print(table)
+        console.print(
+            f"inventory {view.inventory}: {len(view.hosts)} host(s), "
+            f"{len(view.reservations)} reservation(s) in the ledger",
+            highlight=False,
+        )
+
+    run(go())
+
+
 def run_cli() -> NoReturn:
     """The `virtflow` entry point.
 
