@@ -24,6 +24,8 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from .timeouts import heartbeat_interval
+
 SPARE_LABEL = "virtflow.io/spare"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 # Startup taints that mean "not ready for workloads yet", whatever the Ready condition says.
@@ -196,7 +198,8 @@ class KubernetesActivities:
     async def wait_node_ready(self, inp: WaitNodeReadyInput) -> NodeReadyResult:
         """Never returns ready=True unless a Node object just observed has no gaps."""
         progress = _Progress()
-        beat = asyncio.create_task(self._heartbeat_every(progress, inp.poll_hint_seconds))
+        every = heartbeat_interval(inp.poll_hint_seconds)
+        beat = asyncio.create_task(self._heartbeat_every(progress, every))
         try:
             if inp.max_wait_seconds is None:
                 await self._until_ready(inp, progress)
@@ -304,7 +307,7 @@ class KubernetesActivities:
             remaining = deadline - loop.time()
             if not pending or remaining <= 0:
                 break
-            await asyncio.sleep(min(inp.retry_interval_seconds, remaining))
+            await asyncio.sleep(min(inp.retry_interval_seconds, remaining, heartbeat_interval(5)))
         result = DrainNodeResult(evicted=sorted(evicted), skipped=sorted(pending), ignored=ignored)
         if pending and inp.fail_on_timeout:
             raise ApplicationError(

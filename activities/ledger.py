@@ -17,6 +17,8 @@ from temporalio.common import WorkflowIDConflictPolicy
 from placement.models import VmRequest
 from placement.reservations import Reservation
 
+from .timeouts import ActivityTimeouts
+
 LEDGER_WORKFLOW_TYPE = "InventoryLedger"
 RESERVE_UPDATE = "reserve"
 FREE_UPDATE = "free"
@@ -39,6 +41,8 @@ class LedgerState(BaseModel):
     reservations: dict[str, Reservation] = Field(default_factory=dict)
     waiters: list[Waiter] = Field(default_factory=list)
     seq: int = 0
+    # Set by the spare that starts the ledger; bounds the ledger's own placement calls.
+    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
 
 
 class ReserveInput(BaseModel):
@@ -49,6 +53,7 @@ class ReserveInput(BaseModel):
     request: VmRequest
     wait_for_capacity: bool = False
     priority: int = 0
+    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
 
 
 class ReserveResult(BaseModel):
@@ -62,6 +67,7 @@ class FreeInput(BaseModel):
     task_queue: str
     inventory: str
     spare_id: str
+    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
 
 
 class FreeResult(BaseModel):
@@ -72,14 +78,14 @@ class LedgerActivities:
     def __init__(self, client: Client) -> None:
         self._client = client
 
-    def _start(self, ledger_id: str, task_queue: str, inventory: str) -> WithStartWorkflowOperation:
+    def _start(self, inp: ReserveInput | FreeInput) -> WithStartWorkflowOperation:
         return WithStartWorkflowOperation(
             LEDGER_WORKFLOW_TYPE,
-            LedgerState(inventory=inventory),
-            id=ledger_id,
-            task_queue=task_queue,
+            LedgerState(inventory=inp.inventory, timeouts=inp.timeouts),
+            id=inp.ledger_id,
+            task_queue=inp.task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            static_summary=f"Reservation ledger of inventory {inventory}",
+            static_summary=f"Reservation ledger of inventory {inp.inventory}",
         )
 
     async def _update(self, update: str, inp: ReserveInput | FreeInput, update_id: str) -> Any:
@@ -87,7 +93,7 @@ class LedgerActivities:
         return await self._client.execute_update_with_start_workflow(
             update,
             inp,
-            start_workflow_operation=self._start(inp.ledger_id, inp.task_queue, inp.inventory),
+            start_workflow_operation=self._start(inp),
             id=update_id,
             result_type=ReserveResult if isinstance(inp, ReserveInput) else FreeResult,
         )

@@ -25,6 +25,8 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from .timeouts import heartbeat_interval
+
 # A failed task whose message starts with this marker may heal by itself (5xx, connection
 # refused): the playbooks use it so the activity can leave the retry to the engine.
 TRANSIENT_MARKER = "TRANSIENT:"
@@ -274,7 +276,7 @@ class ProvisioningActivities:
 
         async def keep_beating() -> None:
             while True:
-                await asyncio.sleep(HEARTBEAT_EVERY_SECONDS)
+                await asyncio.sleep(heartbeat_interval(HEARTBEAT_EVERY_SECONDS))
                 activity.heartbeat({"task": last["task"]})
 
         beat = asyncio.create_task(keep_beating())

@@ -100,6 +100,15 @@ class Kubelet:
                 return rule
         return Behaviour("*")
 
+    async def mark_ready(self, name: str) -> None:
+        """Make a registered Node Ready now, whatever its behaviour rule said (a late fix)."""
+
+        async def ready() -> None:
+            self._cancel_timer(name)
+            self._update(name, drop_taint=True)
+
+        await self.api.run_in_loop(ready)
+
     async def vm_started(self, name: str, ip: str | None, labels: dict[str, str]) -> None:
         await self.api.run_in_loop(lambda: self._register(name, ip, labels))
 

@@ -21,10 +21,10 @@ with workflow.unsafe.imports_passed_through():
     )
     from activities.ledger import FreeInput, FreeResult, LedgerActivities
     from activities.provisioning import DestroyVmInput, ProvisioningActivities
+    from activities.timeouts import ActivityTimeouts
 
 from .names import RELEASE_SPARE, ledger_workflow_id
 
-KUBE_CALL_TIMEOUT = timedelta(seconds=60)
 DESTROY_TIMEOUT = timedelta(minutes=20)
 # Release must eventually succeed: keep retrying transient faults, with a bounded interval.
 KEEP_TRYING = RetryPolicy(maximum_interval=timedelta(minutes=1))
@@ -37,6 +37,7 @@ class ReleaseInput(BaseModel):
     inventory: str = "default"
     drain_timeout_seconds: int = Field(default=600, ge=1)
     reason: str = "released"
+    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
 
 
 class ReleaseResult(BaseModel):
@@ -66,7 +67,7 @@ class ReleaseSpare:
         await workflow.execute_activity_method(
             KubernetesActivities.cordon_node,
             node,
-            start_to_close_timeout=KUBE_CALL_TIMEOUT,
+            start_to_close_timeout=inp.timeouts.call,
             retry_policy=KEEP_TRYING,
         )
         self._at(f"draining the node (at most {inp.drain_timeout_seconds} s)")
@@ -74,14 +75,14 @@ class ReleaseSpare:
             KubernetesActivities.drain_node,
             DrainNodeInput(node_name=inp.vm_name, timeout_seconds=inp.drain_timeout_seconds),
             start_to_close_timeout=timedelta(seconds=inp.drain_timeout_seconds + 60),
-            heartbeat_timeout=timedelta(seconds=30),
+            heartbeat_timeout=inp.timeouts.heartbeat,
             retry_policy=KEEP_TRYING,
         )
         self._at("deleting the node")
         await workflow.execute_activity_method(
             KubernetesActivities.delete_node,
             node,
-            start_to_close_timeout=KUBE_CALL_TIMEOUT,
+            start_to_close_timeout=inp.timeouts.call,
             retry_policy=KEEP_TRYING,
         )
         self._at("destroying the VM")
@@ -89,11 +90,11 @@ class ReleaseSpare:
             ProvisioningActivities.destroy_vm,
             DestroyVmInput(name=inp.vm_name, host=inp.host),
             start_to_close_timeout=DESTROY_TIMEOUT,
-            heartbeat_timeout=timedelta(seconds=30),
+            heartbeat_timeout=inp.timeouts.heartbeat,
             retry_policy=KEEP_TRYING,
         )
         self._at("freeing the reservation")
-        freed = await free_reservation(inp.spare_id, inp.inventory)
+        freed = await free_reservation(inp.spare_id, inp.inventory, inp.timeouts)
         self._at("released")
         return ReleaseResult(
             spare_id=inp.spare_id,
@@ -103,8 +104,11 @@ class ReleaseSpare:
         )
 
 
-async def free_reservation(spare_id: str, inventory: str) -> FreeResult:
+async def free_reservation(
+    spare_id: str, inventory: str, timeouts: ActivityTimeouts | None = None
+) -> FreeResult:
     """Give the spare's room back to its inventory's ledger (also withdraws a waiter)."""
+    timeouts = timeouts or ActivityTimeouts()
     return await workflow.execute_activity_method(
         LedgerActivities.free_capacity,
         FreeInput(
@@ -112,7 +116,8 @@ async def free_reservation(spare_id: str, inventory: str) -> FreeResult:
             task_queue=workflow.info().task_queue,
             inventory=inventory,
             spare_id=spare_id,
+            timeouts=timeouts,
         ),
-        start_to_close_timeout=timedelta(minutes=2),
+        start_to_close_timeout=timeouts.ledger,
         retry_policy=KEEP_TRYING,
     )
