@@ -11,17 +11,33 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
-from tests.stack import Stack
+from tests.helpers import assert_eventually
+from tests.stack import Stack, wait_phase
 from worker.temporal_binaries import temporal_cli
 from workflows.spare_models import Phase
 
 
-async def start_from_cli(stack: Stack, workflow_id: str, body: dict[str, Any]) -> str:
-    """`temporal workflow start --type PrepareSpare ...`, exactly as an operator types it."""
+async def temporal(stack: Stack, *args: str) -> str:
+    """One `temporal workflow ...` line, as an operator types it, against the test server."""
     address = stack.client.service_client.config.target_host
     proc = await asyncio.create_subprocess_exec(
         str(temporal_cli()),
         "workflow",
+        *args,
+        "--address",
+        address,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await proc.communicate()
+    assert proc.returncode == 0, out.decode()
+    return out.decode()
+
+
+async def start_from_cli(stack: Stack, workflow_id: str, body: dict[str, Any]) -> str:
+    """`temporal workflow start --type PrepareSpare ...`, as in the README."""
+    return await temporal(
+        stack,
         "start",
         "--type",
         "PrepareSpare",
@@ -31,14 +47,7 @@ async def start_from_cli(stack: Stack, workflow_id: str, body: dict[str, Any]) -
         workflow_id,
         "--input",
         json.dumps(body),
-        "--address",
-        address,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
     )
-    out, _ = await proc.communicate()
-    assert proc.returncode == 0, out.decode()
-    return out.decode()
 
 
 async def test_a_spare_started_from_the_temporal_cli_completes(stack: Stack) -> None:
@@ -68,3 +77,42 @@ async def test_invalid_cli_input_fails_the_workflow_with_the_validation_message(
     cause = caught.value.cause
     assert isinstance(cause, ApplicationError)
     assert "request_id" in cause.message and "cpu" in cause.message
+
+
+async def test_the_readme_lines_list_query_update_and_signal(stack: Stack) -> None:
+    """README "Temporal CLI and UI": list by phase, query the status, release two ways."""
+    cluster = f"c{uuid.uuid4().hex[:8]}"
+    ids = []
+    for _ in range(2):
+        request_id = f"cli-{uuid.uuid4().hex[:8]}"
+        body = {"request_id": request_id, "cluster": cluster, "inventory": stack.inventory}
+        ids.append(f"spare-{cluster}-{request_id}")
+        await start_from_cli(stack, ids[-1], {**body, "cpu": 2, "memory_mb": 2048})
+    for spare_id in ids:
+        await wait_phase(stack.client.get_workflow_handle(spare_id), Phase.READY)
+
+    async def listed() -> None:
+        query = f"VirtflowPhase='ready' AND VirtflowCluster='{cluster}'"
+        out = await temporal(stack, "list", "--query", query, "-o", "json")
+        assert sorted(w["execution"]["workflowId"] for w in json.loads(out)) == sorted(ids)
+
+    await assert_eventually(listed, timeout=30)
+
+    status = json.loads(
+        await temporal(stack, "query", "--workflow-id", ids[0], "--name", "status", "-o", "json")
+    )
+    assert status["queryResult"][0]["phase"] == "ready"
+
+    update = await temporal(
+        stack, "update", "execute", "--workflow-id", ids[0], "--name", "release",
+        "--input", '{"reason": "upgrade done"}', "-o", "json",
+    )  # fmt: skip
+    assert json.loads(update)["result"]["phase"] == "ready"
+    await temporal(
+        stack, "signal", "--workflow-id", ids[1], "--name", "request_release",
+        "--input", '{"reason": "upgrade done"}',
+    )  # fmt: skip
+    for spare_id in ids:
+        result = await stack.client.get_workflow_handle(spare_id).result()
+        assert result["phase"] == Phase.RELEASED.value
+        assert result["reason"] == "upgrade done"
