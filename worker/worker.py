@@ -24,6 +24,7 @@ from workflows.ledger import InventoryLedger
 from workflows.prepare_spare import PrepareSpare
 from workflows.release_spare import ReleaseSpare
 
+from .activity_metrics import ActivityMetrics
 from .settings import Settings
 
 WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger]
@@ -69,6 +70,7 @@ def build_worker(settings: Settings, client: Client, task_queue: str | None = No
         task_queue=task_queue or settings.task_queue,
         workflows=WORKFLOWS,
         activities=build_activities(settings, client),
+        interceptors=[ActivityMetrics()],
     )
 
 

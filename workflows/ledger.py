@@ -16,6 +16,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from activities import metrics
     from activities.ledger import (
         CAPACITY_GRANTED_SIGNAL,
         FREE_UPDATE,
@@ -166,6 +167,10 @@ class InventoryLedger:
         return reservation
 
     def _details(self) -> str:
+        # Called after every change of the reservations, so the gauge follows them too.
+        metrics.ledger_reservations(
+            workflow.metric_meter(), self._state.inventory, len(self._state.reservations)
+        )
         lines = [
             f"**Inventory** {self._state.inventory}: {len(self._state.reservations)} reserved, "
             f"{len(self._state.waiters)} waiting"

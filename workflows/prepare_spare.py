@@ -25,6 +25,7 @@ from temporalio.exceptions import (
 )
 
 with workflow.unsafe.imports_passed_through():
+    from activities import metrics
     from activities.kubernetes import (
         SPARE_LABEL,
         KubernetesActivities,
@@ -335,6 +336,11 @@ class PrepareSpare:
 
     def _enter(self, phase: Phase, detail: str) -> None:
         assert self._status is not None
+        left = self._status.phase.value if self._status.steps else None
+        metrics.spare_entered_phase(workflow.metric_meter(), phase.value, left)
+        if phase == Phase.READY:
+            ready_after = workflow.now() - workflow.info().start_time
+            metrics.spare_ready(workflow.metric_meter(), ready_after)
         self._status.phase = phase
         self._status.waiting_for = []
         self._status.steps.append(StepRecord(phase=phase, at=workflow.now(), detail=detail))
