@@ -1,4 +1,4 @@
-"""The whole lab in one object: Kubernetes API, simulated kubelet, lab hypervisor.
+"""The whole lab in one object: Kubernetes API, simulated kubelet, lab hypervisor, lab GitLab.
 
 A VM that the hypervisor starts boots as a Node through the kubelet; a destroyed VM's Node
 goes away. The product reaches all of it over HTTP only: the kubeconfig and the URLs.
@@ -6,14 +6,17 @@ goes away. The product reaches all of it over HTTP only: the kubeconfig and the 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+from .gitlab import LabGitLab
 from .hypervisor import LabHypervisor, LabVm, load_inventory_file
 from .kube_api import KubeApiServer
 from .kubelet import Kubelet
 
 DEFAULT_INVENTORY = Path(__file__).with_name("inventory.yaml")
+PLAYBOOK_DIR = Path(__file__).resolve().parents[1] / "playbooks"
 
 
 class LabStack:
@@ -25,6 +28,7 @@ class LabStack:
         self.kube = KubeApiServer()
         self.kubelet = Kubelet(self.kube, ready_delay=ready_delay)
         self.hypervisor: LabHypervisor
+        self.gitlab: LabGitLab | None = None
         self.kubeconfig = Path()
 
     async def _boot(self, vm: LabVm) -> None:
@@ -39,6 +43,7 @@ class LabStack:
         kube_port: int = 0,
         hypervisor_port: int = 0,
         ready_delay: float | None = None,
+        gitlab_port: int = 0,
     ) -> None:
         """Start on fixed ports for `virtflow dev`, or free ones (0) for tests."""
         if ready_delay is not None:
@@ -57,6 +62,16 @@ class LabStack:
             next_vmid=doc.get("next_vmid"),
         )
         await self.hypervisor.start(port=hypervisor_port)
+        # Its pipeline runs the lab playbook against this hypervisor, as a site's would.
+        self.gitlab = LabGitLab(
+            PLAYBOOK_DIR,
+            {
+                "VIRTFLOW_PROVIDER": "lab",
+                "VIRTFLOW_EXTRAVARS": json.dumps({"lab_hypervisor_url": self.hypervisor.url}),
+            },
+            workdir=state_dir / "gitlab",
+        )
+        await self.gitlab.start(port=gitlab_port)
 
     @property
     def hypervisor_url(self) -> str:
@@ -67,6 +82,8 @@ class LabStack:
         return self.kube.url
 
     async def stop(self) -> None:
+        if self.gitlab is not None:
+            await self.gitlab.stop()
         await self.hypervisor.stop()
         await self.kubelet.stop()
         await self.kube.stop()
