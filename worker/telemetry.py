@@ -8,11 +8,19 @@ FastAPI instrumentation, exported over OTLP/HTTP when `otel_endpoint` is set, of
 
 from __future__ import annotations
 
+import logging
 from functools import cache
 from typing import Any
 
 from temporalio.client import Interceptor
-from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
+from temporalio.runtime import (
+    LogForwardingConfig,
+    LoggingConfig,
+    PrometheusConfig,
+    Runtime,
+    TelemetryConfig,
+    TelemetryFilter,
+)
 
 from .settings import Settings
 
@@ -24,15 +32,25 @@ def metrics_address(settings: Settings) -> str | None:
 
 
 @cache
-def _prometheus_runtime(bind_address: str) -> Runtime:
+def _runtime(bind_address: str | None) -> Runtime:
     # Cached: a second Runtime on the same address would fail to bind.
-    return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(bind_address=bind_address)))
+    # The SDK core's own log lines go through Python logging, so they share the log format.
+    forwarding = LogForwardingConfig(logger=logging.getLogger("temporalio.core"))
+    return Runtime(
+        telemetry=TelemetryConfig(
+            logging=LoggingConfig(
+                filter=TelemetryFilter(core_level="WARN", other_level="ERROR"),
+                forwarding=forwarding,
+            ),
+            metrics=PrometheusConfig(bind_address=bind_address) if bind_address else None,
+        )
+    )
 
 
 def process_runtime(settings: Settings) -> Runtime:
-    """The SDK runtime for this process: with a Prometheus endpoint when one is configured."""
-    address = metrics_address(settings)
-    return _prometheus_runtime(address) if address else Runtime.default()
+    """The SDK runtime for this process: core logs forwarded to Python logging, and a
+    Prometheus endpoint when one is configured."""
+    return _runtime(metrics_address(settings))
 
 
 @cache
