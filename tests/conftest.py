@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import uuid
 from collections.abc import AsyncIterator
 
@@ -27,9 +28,20 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 @pytest.fixture(scope="session")
-async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+def temporal_ui_port() -> int:
+    """The dev server's web UI port (the UI screenshot test opens it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+@pytest.fixture(scope="session")
+async def temporal_env(temporal_ui_port: int) -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(temporal_cli()),
+        ui=True,
+        ui_port=temporal_ui_port,
         search_attributes=list(SEARCH_ATTRIBUTES),
         data_converter=pydantic_data_converter,
         dev_server_extra_args=[

@@ -22,9 +22,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from webhooks.events import EventType, SpareEvent, VmInfo, webhook_id
 
-DELIVERY_TIMEOUT = timedelta(seconds=60)
-
-
 def _retry(route: ReceiverRoute) -> RetryPolicy:
     spec = route.retry
     return RetryPolicy(
@@ -78,7 +75,9 @@ class Notifier:
             result: DeliveryResult = await workflow.execute_activity_method(
                 NotifyActivities.deliver_webhook,
                 DeliverWebhookInput(receiver=route.name, webhook_id=msg_id, event=event),
-                start_to_close_timeout=DELIVERY_TIMEOUT,
+                # One attempt lasts the receiver's HTTP timeout plus a margin, so a worker that
+                # dies mid-delivery is replaced within that, not a minute later.
+                start_to_close_timeout=timedelta(seconds=route.attempt_timeout_seconds),
                 retry_policy=_retry(route),
                 summary=f"{event.type.value} -> {route.name}",
             )

@@ -57,7 +57,6 @@ from .spare_models import (
     StepRecord,
 )
 
-SHORT_CALL = timedelta(seconds=60)
 # The ledger answers quickly unless the inventory is unreachable; then retry a while.
 LEDGER_RETRY = RetryPolicy(maximum_attempts=20, maximum_interval=timedelta(seconds=30))
 # A create that failed for a reason the playbook reports is final; others get a few tries.
@@ -136,7 +135,7 @@ class PrepareSpare:
             plan = await workflow.execute_activity_method(
                 NotifyActivities.plan_notifications,
                 PlanNotificationsInput(receivers=req.receivers),
-                start_to_close_timeout=SHORT_CALL,
+                start_to_close_timeout=req.timeouts.call,
             )
             self._notifier.routes = plan.routes
             reservation = await self._reserve(spare_id, req)
@@ -199,8 +198,10 @@ class PrepareSpare:
                 request=_vm_request(spare_id, req),
                 wait_for_capacity=req.wait_for_capacity,
                 priority=req.priority,
+                timeouts=req.timeouts,
             ),
-            start_to_close_timeout=timedelta(minutes=2),
+            start_to_close_timeout=req.timeouts.ledger,
+            heartbeat_timeout=req.timeouts.heartbeat,
             retry_policy=LEDGER_RETRY,
         )
         if result.status == "reserved" and result.reservation is not None:
@@ -220,7 +221,7 @@ class PrepareSpare:
             )
         except TimeoutError:
             # Withdraw; if the ledger granted room at the last moment, this frees it too.
-            await free_reservation(spare_id, req.inventory)
+            await free_reservation(spare_id, req.inventory, req.timeouts)
             raise SpareFailed(
                 f"no_capacity: no room within {req.capacity_deadline_seconds} s", "NoCapacity"
             ) from None
@@ -248,7 +249,7 @@ class PrepareSpare:
             ProvisioningActivities.create_vm,
             CreateVmInput(spec=spec),
             start_to_close_timeout=timedelta(seconds=req.create_timeout_seconds),
-            heartbeat_timeout=timedelta(seconds=60),
+            heartbeat_timeout=req.timeouts.heartbeat,
             retry_policy=CREATE_RETRY,
         )
 
@@ -272,7 +273,7 @@ class PrepareSpare:
                     node_name=spare_id, max_wait_seconds=min(READY_PROBE, remaining)
                 ),
                 start_to_close_timeout=timedelta(seconds=min(READY_PROBE, remaining) + 30),
-                heartbeat_timeout=timedelta(seconds=20),
+                heartbeat_timeout=req.timeouts.heartbeat,
                 retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=10)),
             )
             if probe.ready:
@@ -303,6 +304,7 @@ class PrepareSpare:
                 inventory=req.inventory,
                 drain_timeout_seconds=req.drain_timeout_seconds,
                 reason=reason,
+                timeouts=req.timeouts,
             ),
             id=release_id(spare_id) + f"-{workflow.info().run_id[:8]}",
             static_summary=f"Release {spare_id}: {reason}"[:200],
@@ -325,7 +327,7 @@ class PrepareSpare:
             # ReleaseSpare frees the reservation as its last step.
             await self._run_release(spare_id, req, reservation.host, f"compensating: {reason}")
         else:
-            await free_reservation(spare_id, req.inventory)
+            await free_reservation(spare_id, req.inventory, req.timeouts)
         self._enter(final, reason)
         host = vm.host if vm else (reservation.host if reservation else None)
         self._notifier.send(

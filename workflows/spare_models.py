@@ -8,6 +8,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from activities.provisioning import VmFacts
+from activities.timeouts import ActivityTimeouts
 from placement.models import NodeAffinity, Toleration
 
 from .names import spare_workflow_id
@@ -58,6 +59,8 @@ class SpareRequest(BaseModel):
     wait_for_capacity: bool = False
     capacity_deadline_seconds: int = Field(default=1800, ge=1, le=7 * 24 * 3600)
     priority: int = Field(default=0, ge=-1000, le=1000)
+    # How soon a dead worker's activity is tried again elsewhere (tests shorten these).
+    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
 
     @property
     def spare_id(self) -> str:
