@@ -17,7 +17,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from placement.models import VmRequest
 from placement.reservations import Reservation
 
-from .timeouts import ActivityTimeouts
+from .timeouts import ActivityTimeouts, heartbeating
 
 LEDGER_WORKFLOW_TYPE = "InventoryLedger"
 RESERVE_UPDATE = "reserve"
@@ -90,12 +90,14 @@ class LedgerActivities:
 
     async def _update(self, update: str, inp: ReserveInput | FreeInput, update_id: str) -> Any:
         """Send an Update to the ledger, starting the ledger first if it is not running."""
-        return await self._client.execute_update_with_start_workflow(
-            update,
-            inp,
-            start_workflow_operation=self._start(inp),
-            id=update_id,
-            result_type=ReserveResult if isinstance(inp, ReserveInput) else FreeResult,
+        return await heartbeating(
+            self._client.execute_update_with_start_workflow(
+                update,
+                inp,
+                start_workflow_operation=self._start(inp),
+                id=update_id,
+                result_type=ReserveResult if isinstance(inp, ReserveInput) else FreeResult,
+            )
         )
 
     @activity.defn

@@ -8,10 +8,15 @@ worker's work moves to another worker within seconds. Carried in workflow inputs
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from datetime import timedelta
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
+
+T = TypeVar("T")
 
 
 class ActivityTimeouts(BaseModel):
@@ -43,3 +48,17 @@ def heartbeat_interval(preferred: float) -> float:
     if not timeout:
         return preferred
     return min(preferred, timeout.total_seconds() / 3)
+
+
+async def heartbeating(call: Awaitable[T], preferred: float = 5.0) -> T:
+    """Await `call` inside an activity, heartbeating meanwhile: a wait on another service
+    (the ledger) then shows a dead worker at the heartbeat timeout, not the call timeout."""
+    task = asyncio.ensure_future(call)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=heartbeat_interval(preferred))
+            if done:
+                return task.result()
+            activity.heartbeat()
+    finally:
+        task.cancel()

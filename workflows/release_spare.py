@@ -119,5 +119,6 @@ async def free_reservation(
             timeouts=timeouts,
         ),
         start_to_close_timeout=timeouts.ledger,
+        heartbeat_timeout=timeouts.heartbeat,
         retry_policy=KEEP_TRYING,
     )

@@ -1,0 +1,112 @@
+"""What a chaos test looks at: capacity at every moment, retries in histories, duplicates."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any
+
+from temporalio.api.enums.v1 import EventType, PendingActivityState
+from temporalio.client import WorkflowHandle
+
+from lab.hypervisor import RESOURCES, effective_capacity
+from placement.reservations import Reservation
+from tests.stack import Stack, ledger_reservations
+
+SAMPLE_EVERY_SECONDS = 0.05
+
+
+class CapacityCensus:
+    """Samples the ledger and the lab hypervisor while faults happen.
+
+    A host's committed amount is its base allocation, plus the VMs the hypervisor holds on
+    it, plus the reservations whose VM does not exist yet (the ledger's own rule). Any sample
+    above the effective capacity is an over-commit.
+    """
+
+    def __init__(self, stack: Stack) -> None:
+        self.stack = stack
+        self.samples = 0
+        self.ledger_unanswered = 0
+        self.max_reserved = 0
+        self.over_commits: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[CapacityCensus]:
+        task = asyncio.create_task(self._loop())
+        try:
+            yield self
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await self.sample()
+
+    async def _loop(self) -> None:
+        while True:
+            await self.sample()
+            await asyncio.sleep(SAMPLE_EVERY_SECONDS)
+
+    async def sample(self) -> None:
+        reservations: list[Reservation] = []
+        try:
+            async with asyncio.timeout(2):
+                reservations = await ledger_reservations(self.stack)
+        except Exception:
+            # No ledger yet, or no worker to answer the query (killed): the hypervisor's
+            # side is still checked.
+            self.ledger_unanswered += 1
+        self.samples += 1
+        self.max_reserved = max(self.max_reserved, len(reservations))
+        hypervisor = self.stack.lab.hypervisor
+        vms = hypervisor.vms
+        for name, host in hypervisor.hosts.items():
+            for resource, field in RESOURCES:
+                on_host = sum(getattr(vm, field) for vm in vms.values() if vm.host == name)
+                pending = sum(
+                    getattr(r, field)
+                    for r in reservations
+                    if r.host == name and r.vm_name not in vms
+                )
+                committed = int(host.get(f"{resource}_allocated", 0)) + on_host + pending
+                capacity = effective_capacity(host, resource)
+                if committed > capacity:
+                    self.over_commits.append(f"{name}: {resource} {committed} > {capacity}")
+
+
+async def activity_attempts(handle: WorkflowHandle[Any, Any]) -> dict[str, int]:
+    """The highest attempt of each activity type that ran in this workflow's history."""
+    types: dict[int, str] = {}
+    attempts: dict[str, int] = {}
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            attrs = event.activity_task_scheduled_event_attributes
+            types[event.event_id] = attrs.activity_type.name
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            started = event.activity_task_started_event_attributes
+            name = types[started.scheduled_event_id]
+            attempts[name] = max(attempts.get(name, 0), started.attempt)
+    return attempts
+
+
+async def running_activities(handle: WorkflowHandle[Any, Any]) -> list[str]:
+    """Activity types a worker is executing right now for this workflow."""
+    description = await handle.describe()
+    return [
+        p.activity_type.name
+        for p in description.raw_description.pending_activities
+        if p.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
+    ]
+
+
+def duplicates(names: list[str]) -> list[str]:
+    return sorted(name for name, count in Counter(names).items() if count > 1)
+
+
+def summary(fault: str, **figures: int) -> str:
+    """One line per test, copied into docs/RELIABILITY.md."""
+    line = f"CHAOS {fault}: " + " ".join(f"{k.replace('_', '-')}={v}" for k, v in figures.items())
+    print(line)
+    return line
