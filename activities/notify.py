@@ -1,10 +1,11 @@
 """Webhook delivery activities: plan who hears about a spare, and deliver one signed event.
 
 Secrets stay in the worker: workflows only ever see a receiver's name, its event filter and
-its retry schedule (`ReceiverRoute`). The default schedule (5 s initial, x6 backoff, 10 h cap,
-8 attempts) waits 5 s, 30 s, 3 min, 18 min, 1 h 48 min, 10 h, 10 h between attempts: about
-22 h in all, close to the common Standard Webhooks schedule. Receivers should de-duplicate
-webhook ids over at least that long.
+its retry bounds (`ReceiverRoute`). The wait before each retry comes from the receiver's
+`retry_schedule_seconds`, which the activity applies itself (Temporal's own policy can only
+grow geometrically). The default follows the common Standard Webhooks schedule: 5 s, 5 min,
+30 min, 2 h, 5 h, 10 h, 10 h, about 28 h in all. Receivers should de-duplicate webhook ids
+over at least that long.
 """
 
 from __future__ import annotations
@@ -28,21 +29,30 @@ ATTEMPT_MARGIN_SECONDS = 5.0
 _RETRYABLE_STATUS = {408, 429}
 
 
+DEFAULT_RETRY_SCHEDULE_SECONDS = [5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 36000.0]
+
+
 class RetryPolicySpec(BaseModel):
-    """A receiver's retry schedule, in plain numbers the workflow turns into a RetryPolicy."""
+    """Retry bounds in plain numbers the workflow turns into a RetryPolicy.
+
+    For deliveries the exact waits come from the receiver's schedule (the activity sets each
+    one); the geometric part only applies when an attempt dies without answering (a worker
+    crash that ends in an activity timeout).
+    """
 
     initial_seconds: float = Field(gt=0)
     backoff: float = Field(ge=1)
     max_interval_seconds: float = Field(gt=0)
     max_attempts: int = Field(ge=1)
 
-    def schedule(self) -> list[float]:
-        """The waits between attempts, in seconds (max_attempts - 1 of them)."""
-        waits, wait = [], self.initial_seconds
-        for _ in range(self.max_attempts - 1):
-            waits.append(min(wait, self.max_interval_seconds))
-            wait *= self.backoff
-        return waits
+    @classmethod
+    def from_schedule(cls, waits: list[float]) -> RetryPolicySpec:
+        return cls(
+            initial_seconds=waits[0],
+            backoff=2.0,
+            max_interval_seconds=max(waits),
+            max_attempts=len(waits) + 1,
+        )
 
 
 class ReceiverConfig(BaseModel):
@@ -54,10 +64,10 @@ class ReceiverConfig(BaseModel):
     secrets: list[SecretStr] = Field(min_length=1)
     events: list[str] | None = None
     timeout_seconds: float = Field(default=10, gt=0, le=300)
-    retry_initial_seconds: float = Field(default=5, gt=0)
-    retry_backoff: float = Field(default=6.0, ge=1)
-    retry_max_interval_seconds: float = Field(default=36000, gt=0)
-    retry_max_attempts: int = Field(default=8, ge=1, le=100)
+    # The wait before each retry, in order; its length is the number of retries.
+    retry_schedule_seconds: list[float] = Field(
+        default_factory=lambda: list(DEFAULT_RETRY_SCHEDULE_SECONDS), min_length=1, max_length=100
+    )
 
     @field_validator("url")
     @classmethod
@@ -85,14 +95,21 @@ class ReceiverConfig(BaseModel):
                 raise ValueError(f"unknown event types {unknown}; known: {sorted(known)}")
         return value
 
+    @field_validator("retry_schedule_seconds")
+    @classmethod
+    def _positive_waits(cls, value: list[float]) -> list[float]:
+        if any(wait <= 0 for wait in value):
+            raise ValueError("every wait in the retry schedule must be positive")
+        return value
+
     @property
     def retry(self) -> RetryPolicySpec:
-        return RetryPolicySpec(
-            initial_seconds=self.retry_initial_seconds,
-            backoff=self.retry_backoff,
-            max_interval_seconds=self.retry_max_interval_seconds,
-            max_attempts=self.retry_max_attempts,
-        )
+        return RetryPolicySpec.from_schedule(self.retry_schedule_seconds)
+
+    def wait_before_retry(self, attempt: int) -> timedelta:
+        """The scheduled wait after failed attempt number `attempt` (1-based)."""
+        waits = self.retry_schedule_seconds
+        return timedelta(seconds=waits[min(attempt, len(waits)) - 1])
 
 
 class ReceiverRoute(BaseModel):
@@ -110,12 +127,20 @@ class ReceiverRoute(BaseModel):
         return self.events is None or event.value in self.events
 
 
+class EventBusRoute(BaseModel):
+    """The non-secret part of the optional event bus: it is on, and how to retry a publish."""
+
+    retry: RetryPolicySpec
+
+
 class PlanNotificationsInput(BaseModel):
     receivers: list[str] | None = None
 
 
 class PlanNotificationsResult(BaseModel):
     routes: list[ReceiverRoute]
+    # None when no event bus is configured (and in histories from before it existed).
+    event_bus: EventBusRoute | None = None
 
 
 class DeliverWebhookInput(BaseModel):
@@ -139,6 +164,10 @@ def _retry_after(response: httpx.Response, cap_seconds: float) -> timedelta | No
     return timedelta(seconds=min(float(raw), cap_seconds))
 
 
+def _next_wait(config: ReceiverConfig) -> timedelta:
+    return config.wait_before_retry(activity.info().attempt)
+
+
 def _snippet(response: httpx.Response) -> str:
     text = " ".join(response.text.split())
     return text[:200]
@@ -148,9 +177,13 @@ class NotifyActivities:
     """Holds the receivers' configuration and one long-lived HTTP client for the worker."""
 
     def __init__(
-        self, receivers: Mapping[str, ReceiverConfig], http: httpx.AsyncClient | None = None
+        self,
+        receivers: Mapping[str, ReceiverConfig],
+        http: httpx.AsyncClient | None = None,
+        event_bus: EventBusRoute | None = None,
     ) -> None:
         self._receivers = dict(receivers)
+        self._event_bus = event_bus
         self._owns_http = http is None
         self._http = http or httpx.AsyncClient(follow_redirects=False)
 
@@ -183,7 +216,7 @@ class NotifyActivities:
                     attempt_timeout_seconds=config.timeout_seconds + ATTEMPT_MARGIN_SECONDS,
                 )
             )
-        return PlanNotificationsResult(routes=routes)
+        return PlanNotificationsResult(routes=routes, event_bus=self._event_bus)
 
     @activity.defn
     async def deliver_webhook(self, input: DeliverWebhookInput) -> DeliveryResult:
@@ -201,11 +234,15 @@ class NotifyActivities:
         except httpx.TimeoutException:
             # Only the exception's type is reported: its text could carry the URL.
             raise ApplicationError(
-                f"{what}: timed out after {config.timeout_seconds} s", type="WebhookUnreachable"
+                f"{what}: timed out after {config.timeout_seconds} s",
+                type="WebhookUnreachable",
+                next_retry_delay=_next_wait(config),
             ) from None
         except httpx.HTTPError as exc:
             raise ApplicationError(
-                f"{what}: {type(exc).__name__}", type="WebhookUnreachable"
+                f"{what}: {type(exc).__name__}",
+                type="WebhookUnreachable",
+                next_retry_delay=_next_wait(config),
             ) from None
         status = response.status_code
         activity.logger.info("webhook %s: HTTP %d", what, status)
@@ -222,7 +259,8 @@ class NotifyActivities:
             raise ApplicationError(
                 f"{what}: HTTP {status} {_snippet(response)}".rstrip(),
                 type="WebhookReceiverUnavailable",
-                next_retry_delay=_retry_after(response, config.retry_max_interval_seconds),
+                next_retry_delay=_retry_after(response, max(config.retry_schedule_seconds))
+                or _next_wait(config),
             )
         # 3xx and other 4xx: the receiver refuses this event and would refuse it again.
         raise ApplicationError(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,9 +17,9 @@ from activities.notify import ReceiverConfig
 from lab.stack import DEFAULT_INVENTORY, LabStack
 from placement.reservations import Reservation
 from tests.helpers import assert_eventually
+from tests.known_secrets import WEBHOOK_SECRET
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
-from webhooks.signing import generate_secret
 from worker.settings import Settings
 from worker.worker import build_worker
 from workflows.ledger import InventoryLedger
@@ -82,12 +82,23 @@ def stack_settings(
             "upgradectrl": ReceiverConfig(
                 url=f"{receiver_url}/webhooks",
                 secrets=[SecretStr(secret)],
-                retry_initial_seconds=0.2,
-                retry_backoff=2.0,
-                retry_max_interval_seconds=2,
-                retry_max_attempts=30,
+                retry_schedule_seconds=[0.2, 0.4, 0.8, 1.6, *[2.0] * 26],
             )
         },
+    )
+
+
+def with_lab_gitlab(settings: Settings, lab: LabStack) -> Settings:
+    """Provision through the lab GitLab's pipeline instead of running the playbook here."""
+    assert lab.gitlab is not None
+    return settings.model_copy(
+        update={
+            "provisioner": "gitlab",
+            "gitlab_url": lab.gitlab.url,
+            "gitlab_trigger_token": SecretStr(lab.gitlab.trigger_token),
+            "gitlab_api_token": SecretStr(lab.gitlab.api_token),
+            "gitlab_poll_seconds": 0.2,
+        }
     )
 
 
@@ -106,16 +117,26 @@ async def ledger_reservations(stack: Stack) -> list[Reservation]:
 
 @contextlib.asynccontextmanager
 async def running_stack(
-    client: Client, task_queue: str, tmp_path: Path, inventory_doc: dict[str, Any]
+    client: Client,
+    task_queue: str,
+    tmp_path: Path,
+    inventory_doc: dict[str, Any],
+    configure: Callable[[Settings], Settings] | None = None,
+    provisioner: str = "ansible",
 ) -> AsyncIterator[Stack]:
+    """`configure` adjusts the worker's settings (more receivers, an event bus) before it starts."""
     inventory = f"inv-{uuid.uuid4().hex[:10]}"
-    secret = generate_secret()
+    secret = WEBHOOK_SECRET
     lab = LabStack(inventory_doc=inventory_doc, ready_delay=0.3)
     await lab.start(tmp_path / "lab")
     app = create_receiver_app([secret], tmp_path / "receiver.db")
     try:
         async with serve_app(app) as receiver_url:
             settings = stack_settings(lab, tmp_path, inventory, receiver_url, secret)
+            if provisioner == "gitlab":
+                settings = with_lab_gitlab(settings, lab)
+            if configure is not None:
+                settings = configure(settings)
             async with build_worker(settings, client, task_queue=task_queue):
                 yield Stack(client, lab, settings, task_queue, inventory, receiver_url, app)
     finally:

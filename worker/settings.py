@@ -20,6 +20,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from activities.event_bus import EventBusConfig
 from activities.notify import ReceiverConfig
 from workflows.names import TASK_QUEUE
 
@@ -85,8 +86,11 @@ class Settings(BaseSettings):
     kubeconfig: Path | None = None
     """Kubeconfig of the cluster the spares join; unset means `state_dir/kubeconfig` (lab)."""
 
-    provisioner: Literal["ansible", "gitlab"] = "ansible"
-    """How VMs are created: an Ansible playbook or a GitLab pipeline."""
+    provisioner: Literal["ansible", "gitlab", "http"] = "ansible"
+    """How VMs are created: an Ansible playbook, a GitLab pipeline, or straight calls to a
+    hypervisor HTTP API (`hypervisor_api_url`, the lab hypervisor's contract)."""
+    hypervisor_api_url: str = "http://127.0.0.1:8091"
+    """Base URL of the hypervisor HTTP API, for `provisioner: http`."""
     ansible_provider: str = "lab"
     """Playbook variant under `playbook_dir` (for example `lab`)."""
     playbook_dir: Path = REPO_ROOT / "playbooks"
@@ -96,10 +100,26 @@ class Settings(BaseSettings):
     )
     """Site variables passed to every playbook run."""
 
+    gitlab_url: str = "http://127.0.0.1:8093"
+    """GitLab base URL (provisioner `gitlab`); the default is the lab GitLab of `virtflow dev`."""
+    gitlab_project: str = "virtflow/vm-pipelines"
+    """Project (id or `group/name`) whose pipeline is `deploy/gitlab/.gitlab-ci.yml`."""
+    gitlab_ref: str = "main"
+    """Branch or tag the VM pipeline runs on."""
+    gitlab_trigger_token: SecretStr | None = None
+    """Pipeline trigger token of that project (required with provisioner `gitlab`)."""
+    gitlab_api_token: SecretStr | None = None
+    """API token (`read_api` + pipeline cancel) to follow pipelines and read `vm.json`."""
+    gitlab_poll_seconds: float = Field(default=5.0, gt=0)
+    """How often a running pipeline's status is read."""
+
     receivers: dict[str, ReceiverConfig] = Field(default_factory=dict)
     """Webhook receivers by name; a request may only pick among these, never give a URL."""
     receiver_secrets: list[SecretStr] = Field(default_factory=list)
     """Secrets the reference receiver (`virtflow receiver`) verifies signatures with."""
+    event_bus: EventBusConfig | None = None
+    """Also publish every spare event to NATS (`url`, `subject_prefix`, `stream`, credentials);
+    off when unset. See docs/webhooks/README.md."""
 
     api_host: str = "127.0.0.1"
     """Address the HTTP API and the reference receiver listen on."""
@@ -109,6 +129,11 @@ class Settings(BaseSettings):
     """Port of the reference webhook receiver."""
     api_tokens: dict[SecretStr, Role] = Field(default_factory=dict)
     """Bearer token -> role. Empty disables authentication (the lab); the API logs it."""
+
+    reconcile_every_seconds: int = Field(default=600, ge=10)
+    """How often the orphan sweep (schedule `virtflow-reconcile-spares`) runs."""
+    reconcile_grace_seconds: int = Field(default=300, ge=0)
+    """An orphan is released only when seen in two scans this far apart."""
 
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     """Serve Prometheus metrics (SDK and virtflow's own) at `/metrics` on this port; off
@@ -138,6 +163,13 @@ class Settings(BaseSettings):
         for token in tokens:
             _reject_placeholder(token.get_secret_value(), "an API token")
         return tokens
+
+    @field_validator("gitlab_trigger_token", "gitlab_api_token")
+    @classmethod
+    def _real_gitlab_token(cls, token: SecretStr | None) -> SecretStr | None:
+        if token is not None:
+            _reject_placeholder(token.get_secret_value(), "a GitLab token")
+        return token
 
     @model_validator(mode="after")
     def _client_cert_and_key(self) -> Settings:

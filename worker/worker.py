@@ -13,42 +13,74 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.event_bus import EventBusActivities
+from activities.gitlab_provisioner import GitLabProvisioner
+from activities.hosts import HostActivities
+from activities.http_provisioner import HttpProvisioner
 from activities.inventory import inventory_source
 from activities.kubernetes import KubernetesActivities
 from activities.ledger import LedgerActivities
 from activities.notify import NotifyActivities
 from activities.placement import PlacementActivities
-from activities.provisioning import AnsibleProvisioner, ProvisioningActivities
+from activities.provisioning import AnsibleProvisioner, Provisioner, ProvisioningActivities
+from activities.reconcile import ReconcileActivities
 from placement.policy import load_policy
 from workflows.ledger import InventoryLedger
 from workflows.prepare_spare import PrepareSpare
+from workflows.reconcile_spares import ReconcileSpares
 from workflows.release_spare import ReleaseSpare
+from workflows.schedule_host import ScheduleHost
 
 from .activity_metrics import ActivityMetrics
+from .schedules import apply_reconcile_schedule
 from .settings import Settings
 
-WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger]
+WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares]
+
+
+def build_provisioner(settings: Settings) -> Provisioner:
+    if settings.provisioner == "http":
+        return HttpProvisioner(settings.hypervisor_api_url)
+    if settings.provisioner == "gitlab":
+        if settings.gitlab_trigger_token is None or settings.gitlab_api_token is None:
+            raise ValueError(
+                "provisioner gitlab needs gitlab_trigger_token and gitlab_api_token "
+                "(VIRTFLOW_GITLAB_TRIGGER_TOKEN, VIRTFLOW_GITLAB_API_TOKEN)"
+            )
+        return GitLabProvisioner(
+            url=settings.gitlab_url,
+            project=settings.gitlab_project,
+            ref=settings.gitlab_ref,
+            trigger_token=settings.gitlab_trigger_token,
+            api_token=settings.gitlab_api_token,
+            poll_seconds=settings.gitlab_poll_seconds,
+        )
+    return AnsibleProvisioner(
+        playbook_dir=settings.playbook_dir,
+        provider=settings.ansible_provider,
+        extravars=settings.ansible_extravars,
+        artifacts_root=settings.state_dir / "ansible",
+    )
 
 
 def build_activities(settings: Settings, client: Client) -> list[Callable[..., Any]]:
     """The activity callables, each bound to the dependencies it needs."""
+    inventories = {name: inventory_source(spec) for name, spec in settings.inventories.items()}
     placement = PlacementActivities(
-        inventories={name: inventory_source(spec) for name, spec in settings.inventories.items()},
+        inventories=inventories,
         policy=load_policy(settings.policy_path) if settings.policy_path else None,
     )
-    provisioning = ProvisioningActivities(
-        AnsibleProvisioner(
-            playbook_dir=settings.playbook_dir,
-            provider=settings.ansible_provider,
-            extravars=settings.ansible_extravars,
-            artifacts_root=settings.state_dir / "ansible",
-        )
-    )
+    provisioning = ProvisioningActivities(build_provisioner(settings))
     kube = KubernetesActivities(settings.kubeconfig)
-    notify = NotifyActivities(settings.receivers)
+    bus = settings.event_bus
+    notify = NotifyActivities(settings.receivers, event_bus=bus.route if bus else None)
+    event_bus = EventBusActivities(bus)
     ledger = LedgerActivities(client)
+    hosts = HostActivities(inventories)
+    reconcile = ReconcileActivities(client, inventories)
     return [
         placement.place_vm,
+        placement.place_vms,
         ledger.reserve_capacity,
         ledger.free_capacity,
         provisioning.create_vm,
@@ -61,6 +93,9 @@ def build_activities(settings: Settings, client: Client) -> list[Callable[..., A
         kube.list_spare_nodes,
         notify.plan_notifications,
         notify.deliver_webhook,
+        event_bus.publish_event,
+        hosts.host_address,
+        reconcile.find_orphans,
     ]
 
 
@@ -77,5 +112,6 @@ def build_worker(settings: Settings, client: Client, task_queue: str | None = No
 async def run_worker(settings: Settings, client: Client, stop: asyncio.Event) -> None:
     """Run until `stop` is set, then finish in-flight tasks and return."""
     worker = build_worker(settings, client)
+    await apply_reconcile_schedule(client, settings)
     async with worker:
         await stop.wait()

@@ -1,48 +1,70 @@
-"""Workflow-side webhook fan-out: one delivery activity per (event, receiver).
+"""Workflow-side fan-out: one delivery activity per (event, receiver), one publish per event.
 
 Deliveries run beside the workflow's progress, so a slow or dead receiver delays nobody.
-The workflow waits for them only before it closes, so nothing is lost.
+The workflow waits for them only before it closes, so nothing is lost. A receiver that
+answers 410 Gone is disabled for the rest of the spare: its pending deliveries are cancelled,
+later events skip it, and the spare's status names it.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
+    from activities.event_bus import EventBusActivities, PublishEventInput
     from activities.notify import (
         DeliverWebhookInput,
         DeliveryResult,
+        EventBusRoute,
         NotifyActivities,
         ReceiverRoute,
+        RetryPolicySpec,
     )
     from webhooks.events import EventType, SpareEvent, VmInfo, webhook_id
 
-def _retry(route: ReceiverRoute) -> RetryPolicy:
-    spec = route.retry
+PUBLISH_TIMEOUT = timedelta(seconds=30)
+# Cancelling a 410 receiver's other deliveries adds commands: histories from before replay
+# without them.
+CANCEL_ON_GONE_PATCH = "webhook-410-cancels-pending"
+
+
+def _retry(spec: RetryPolicySpec) -> RetryPolicy:
     return RetryPolicy(
         initial_interval=timedelta(seconds=spec.initial_seconds),
         backoff_coefficient=spec.backoff,
         maximum_interval=timedelta(seconds=spec.max_interval_seconds),
         maximum_attempts=spec.max_attempts,
-        # A receiver that refuses the event (4xx) will refuse it again.
-        non_retryable_error_types=["WebhookRejected"],
+        # A receiver that refuses the event (4xx) will refuse it again; so would a worker
+        # without a bus.
+        non_retryable_error_types=["WebhookRejected", "EventBusNotConfigured"],
     )
 
 
 class Notifier:
-    def __init__(self, spare_id: str, cluster: str, pool: str | None) -> None:
+    def __init__(
+        self,
+        spare_id: str,
+        cluster: str,
+        pool: str | None,
+        on_change: Callable[[], None] = lambda: None,
+    ) -> None:
         self.spare_id = spare_id
         self.cluster = cluster
         self.pool = pool
         self.routes: list[ReceiverRoute] = []
-        self.gone: set[str] = set()
+        self.event_bus: EventBusRoute | None = None
+        # Receivers that answered 410, in the order they did: nothing more is sent to them.
+        self.gone: list[str] = []
         self.failed: list[str] = []
+        self._on_change = on_change
         self._pending: list[asyncio.Task[None]] = []
+        self._by_receiver: dict[str, list[asyncio.Task[None]]] = {}
 
     def send(
         self,
@@ -68,7 +90,11 @@ class Notifier:
                 continue
             if route.events is not None and event_type.value not in route.events:
                 continue
-            self._pending.append(asyncio.create_task(self._deliver(route, msg_id, event)))
+            task = asyncio.create_task(self._deliver(route, msg_id, event))
+            self._pending.append(task)
+            self._by_receiver.setdefault(route.name, []).append(task)
+        if self.event_bus is not None:
+            self._pending.append(asyncio.create_task(self._publish(self.event_bus, msg_id, event)))
 
     async def _deliver(self, route: ReceiverRoute, msg_id: str, event: SpareEvent) -> None:
         try:
@@ -78,16 +104,46 @@ class Notifier:
                 # One attempt lasts the receiver's HTTP timeout plus a margin, so a worker that
                 # dies mid-delivery is replaced within that, not a minute later.
                 start_to_close_timeout=timedelta(seconds=route.attempt_timeout_seconds),
-                retry_policy=_retry(route),
+                retry_policy=_retry(route.retry),
                 summary=f"{event.type.value} -> {route.name}",
             )
-        except ActivityError as err:
+        except (ActivityError, asyncio.CancelledError) as err:
+            if route.name in self.gone and is_cancelled_exception(err):
+                return  # cancelled here because the receiver is gone; already recorded
+            if isinstance(err, asyncio.CancelledError):
+                raise
             # Retries are exhausted or the receiver refused: record it, the spare goes on.
             self.failed.append(f"{event.type.value} -> {route.name}: {err.cause or err}")
             workflow.logger.warning("webhook %s to %s failed: %s", event.type, route.name, err)
+            self._on_change()
             return
-        if result.outcome == "gone":
-            self.gone.add(route.name)
+        if result.outcome == "gone" and route.name not in self.gone:
+            self._disable(route.name)
+
+    def _disable(self, name: str) -> None:
+        """410 Gone: stop sending to this receiver for the rest of the spare, and say so."""
+        self.gone.append(name)
+        workflow.logger.warning("webhook receiver %s answered 410 Gone: disabled", name)
+        if workflow.patched(CANCEL_ON_GONE_PATCH):
+            current = asyncio.current_task()
+            for task in self._by_receiver.get(name, []):
+                if task is not current and not task.done():
+                    task.cancel()
+        self._on_change()
+
+    async def _publish(self, bus: EventBusRoute, msg_id: str, event: SpareEvent) -> None:
+        try:
+            await workflow.execute_activity_method(
+                EventBusActivities.publish_event,
+                PublishEventInput(webhook_id=msg_id, event=event),
+                start_to_close_timeout=PUBLISH_TIMEOUT,
+                retry_policy=_retry(bus.retry),
+                summary=f"{event.type.value} -> event bus",
+            )
+        except ActivityError as err:
+            self.failed.append(f"{event.type.value} -> event bus: {err.cause or err}")
+            workflow.logger.warning("publishing %s failed: %s", event.type, err)
+            self._on_change()
 
     async def drain(self) -> None:
         """Wait for every delivery started so far (called before the workflow closes)."""

@@ -85,6 +85,7 @@ class PrepareSpare:
         self._release: ReleaseRequest | None = None
         self._grant: Reservation | None = None
         self._vm_attempted = False
+        self._detail = ""
 
     # --- messages -------------------------------------------------------------------------
 
@@ -127,7 +128,9 @@ class PrepareSpare:
         workflow.upsert_search_attributes(
             [CLUSTER.value_set(req.cluster), POOL.value_set(req.pool or "any")]
         )
-        self._notifier = Notifier(spare_id, req.cluster, req.pool)
+        self._notifier = Notifier(
+            spare_id, req.cluster, req.pool, on_change=self._notifications_changed
+        )
         self._enter(Phase.VALIDATING, "checking receivers")
         reservation: Reservation | None = None
         vm: VmFacts | None = None
@@ -138,6 +141,7 @@ class PrepareSpare:
                 start_to_close_timeout=req.timeouts.call,
             )
             self._notifier.routes = plan.routes
+            self._notifier.event_bus = plan.event_bus
             reservation = await self._reserve(spare_id, req)
             self._status.host, self._status.vmid = reservation.host, reservation.vmid
             workflow.upsert_search_attributes([HOST.value_set(reservation.host)])
@@ -357,9 +361,18 @@ class PrepareSpare:
     def _show(self, detail: str) -> None:
         assert self._status is not None
         s = self._status
+        self._detail = detail
+        stopped = ", ".join(s.disabled_receivers)
+        gone = f"  \n**Webhooks stopped (410 Gone)** {stopped}" if stopped else ""
         workflow.set_current_details(
-            f"**Phase** {s.phase.value}  \n**Host** {s.host or '-'}  \n{detail}"
+            f"**Phase** {s.phase.value}  \n**Host** {s.host or '-'}  \n{detail}{gone}"
         )
+
+    def _notifications_changed(self) -> None:
+        assert self._status is not None
+        self._status.disabled_receivers = list(self._notifier.gone)
+        self._status.undelivered = list(self._notifier.failed)
+        self._show(self._detail)
 
 
 def _vm_request(spare_id: str, req: SpareRequest) -> VmRequest:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from activities.provisioning import VmFacts
 from activities.timeouts import ActivityTimeouts
@@ -15,6 +15,9 @@ from .names import spare_workflow_id
 
 # A DNS label: the spare id becomes the VM name and the Kubernetes Node name.
 DNS_LABEL = r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+# A Kubernetes label value: pools and groups end up as labels and playbook variables.
+LABEL_VALUE = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+NODE_NAME_MAX = 63
 
 
 class Phase(StrEnum):
@@ -42,12 +45,12 @@ class SpareRequest(BaseModel):
     cpu: int = Field(gt=0, le=4096)
     memory_mb: int = Field(gt=0, le=64 * 1024 * 1024)
     gpu: int = Field(default=0, ge=0, le=64)
-    pool: str | None = Field(default=None, max_length=63)
+    pool: str | None = Field(default=None, max_length=63, pattern=LABEL_VALUE)
     dedicated: bool = False
     tolerations: list[Toleration] = Field(default_factory=list, max_length=64)
-    node_selector: dict[str, str] = Field(default_factory=dict)
+    node_selector: dict[str, str] = Field(default_factory=dict, max_length=64)
     node_affinity: NodeAffinity | None = None
-    anti_affinity_group: str | None = Field(default=None, max_length=63)
+    anti_affinity_group: str | None = Field(default=None, max_length=63, pattern=LABEL_VALUE)
     anti_affinity_scope: str = Field(default="host", pattern="^(host|rack)$")
     # Timeouts are the engine's; these bound each step (bare metal needs longer: raise them).
     create_timeout_seconds: int = Field(default=1200, ge=1, le=7 * 24 * 3600)
@@ -61,6 +64,18 @@ class SpareRequest(BaseModel):
     priority: int = Field(default=0, ge=-1000, le=1000)
     # How soon a dead worker's activity is tried again elsewhere (tests shorten these).
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+
+    @field_validator("cluster")
+    @classmethod
+    def _spare_id_is_a_node_name(cls, cluster: str, info: ValidationInfo) -> str:
+        # The spare id becomes the VM's hostname and Node name: one DNS label at most.
+        spare_id = spare_workflow_id(cluster, info.data.get("request_id", ""))
+        if "request_id" in info.data and len(spare_id) > NODE_NAME_MAX:
+            raise ValueError(
+                f"the spare id '{spare_id}' is {len(spare_id)} characters; as a VM and Node "
+                f"name it may have at most {NODE_NAME_MAX}: shorten request_id or cluster"
+            )
+        return cluster
 
     @property
     def spare_id(self) -> str:
@@ -85,6 +100,10 @@ class SpareStatus(BaseModel):
     vm: VmFacts | None = None
     waiting_for: list[str] = Field(default_factory=list)
     error: str | None = None
+    # Webhook receivers that answered 410 Gone: nothing more is sent to them for this spare.
+    disabled_receivers: list[str] = Field(default_factory=list)
+    # Deliveries and publishes that gave up (refused, or retries exhausted), with the reason.
+    undelivered: list[str] = Field(default_factory=list)
     steps: list[StepRecord] = Field(default_factory=list)
 
 

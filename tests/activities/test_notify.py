@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 import socket
 import uuid
@@ -95,9 +96,34 @@ async def _rejection(config: ReceiverConfig) -> ApplicationError:
 # --- configuration -------------------------------------------------------------------------
 
 
-def test_the_default_retry_schedule_runs_from_5_seconds_to_10_hours() -> None:
+def test_the_default_retry_schedule_is_the_standard_webhooks_one() -> None:
     config = _config("http://127.0.0.1:9/webhooks")
-    assert config.retry.schedule() == [5, 30, 180, 1080, 6480, 36000, 36000]
+    assert config.retry_schedule_seconds == [5, 300, 1800, 7200, 18000, 36000, 36000]
+    assert config.retry == RetryPolicySpec(
+        initial_seconds=5, backoff=2, max_interval_seconds=36000, max_attempts=8
+    )
+    waits = [config.wait_before_retry(n).total_seconds() for n in range(1, 10)]
+    assert waits == [5, 300, 1800, 7200, 18000, 36000, 36000, 36000, 36000]
+
+
+async def test_each_retry_waits_what_the_schedule_says_for_that_attempt() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = _config(f"http://127.0.0.1:{port}/webhooks", retry_schedule_seconds=[1, 60, 600])
+    notify = NotifyActivities({"upgradectrl": config})
+    env = ActivityEnvironment()
+    delays = []
+    for attempt in (1, 2, 3):
+        env.info = dataclasses.replace(env.info, attempt=attempt)
+        with pytest.raises(ApplicationError) as caught:
+            await env.run(
+                notify.deliver_webhook,
+                DeliverWebhookInput(receiver="upgradectrl", webhook_id=MSG_ID, event=EVENT),
+            )
+        delays.append(caught.value.next_retry_delay)
+    await notify.aclose()
+    assert delays == [timedelta(seconds=1), timedelta(seconds=60), timedelta(seconds=600)]
 
 
 @pytest.mark.parametrize("secret", ["whsec_change-me", "change-me", "whsec_" + "A" * 8])
@@ -114,6 +140,8 @@ def test_placeholder_secrets_are_refused_without_echoing_them(secret: str) -> No
         ({"events": ["spare.ready", "spare.exploded"]}, "unknown event types ['spare.exploded']"),
         ({"url": "ftp://example.org/hook"}, "absolute http(s) URL"),
         ({"url": "/webhooks"}, "absolute http(s) URL"),
+        ({"retry_schedule_seconds": []}, "at least 1 item"),
+        ({"retry_schedule_seconds": [5, 0]}, "every wait in the retry schedule must be positive"),
     ],
 )
 def test_invalid_receiver_configuration_fails_at_start_up(
@@ -127,7 +155,9 @@ def test_invalid_receiver_configuration_fails_at_start_up(
 async def test_plan_lists_every_receiver_without_secrets_when_none_are_named() -> None:
     notify = NotifyActivities(
         {
-            "b": _config("http://127.0.0.1:9/b", events=["spare.ready"], retry_max_attempts=3),
+            "b": _config(
+                "http://127.0.0.1:9/b", events=["spare.ready"], retry_schedule_seconds=[5, 60]
+            ),
             "a": _config("http://127.0.0.1:9/a", timeout_seconds=2),
         }
     )
@@ -137,8 +167,9 @@ async def test_plan_lists_every_receiver_without_secrets_when_none_are_named() -
     assert [r.name for r in result.routes] == ["a", "b"]
     assert result.routes[1].events == ["spare.ready"]
     assert result.routes[1].retry == RetryPolicySpec(
-        initial_seconds=5, backoff=6, max_interval_seconds=36000, max_attempts=3
+        initial_seconds=5, backoff=2, max_interval_seconds=60, max_attempts=3
     )
+    assert result.event_bus is None
     assert result.routes[0].attempt_timeout_seconds == 7
     assert "whsec_" not in result.model_dump_json()
     await notify.aclose()
@@ -292,7 +323,8 @@ async def test_three_failures_then_success_is_stored_exactly_once(
     client: Client, task_queue: str, receiver: Receiver
 ) -> None:
     receiver.app.state.fail_next = 3
-    result = await _run_on_worker(client, task_queue, _config(f"{receiver.url}/webhooks"))
+    config = _config(f"{receiver.url}/webhooks", retry_schedule_seconds=[0.1] * 9)
+    result = await _run_on_worker(client, task_queue, config)
     assert result.outcome == "delivered"
     assert receiver.app.state.attempts == 4
     [stored] = await receiver.stored()
@@ -314,10 +346,14 @@ async def test_a_rejection_fails_the_delivery_after_one_attempt(
 
 @pytest.mark.parametrize(
     ("retry_after", "expected"),
-    [("7", timedelta(seconds=7)), ("999999", timedelta(seconds=36000)), ("soon", None)],
+    [
+        ("7", timedelta(seconds=7)),
+        ("999999", timedelta(seconds=36000)),
+        ("soon", timedelta(seconds=5)),  # not a number of seconds: the schedule decides
+    ],
 )
 async def test_a_429_is_retryable_and_honours_retry_after_within_the_cap(
-    retry_after: str, expected: timedelta | None
+    retry_after: str, expected: timedelta
 ) -> None:
     busy = FastAPI()
 
