@@ -29,6 +29,7 @@ from .api_list import router as list_router
 from .api_spare import router as spare_router
 from .api_spare_ops import InvalidSpareRequest, SpareConflict, SpareNotFound
 from .api_temporal import ClientFactory, ClientProvider, TemporalUnavailable, connect_factory
+from .inventory_view import unreadable_inventories
 from .settings import Settings
 from .telemetry import instrument_api
 
@@ -116,7 +117,7 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"], summary="Temporal is reachable")
+    @app.get("/readyz", tags=["health"], summary="Temporal is reachable, inventories readable")
     async def readyz(request: Request) -> JSONResponse:
         try:
             client = await request.app.state.clients.get()
@@ -128,6 +129,13 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
             )
         if not healthy:
             return JSONResponse({"status": "unavailable"}, status_code=503)
+        unreadable = await unreadable_inventories(request.app.state.settings)
+        if unreadable:
+            detail = "; ".join(f"{name}: {why}" for name, why in unreadable.items())
+            return JSONResponse(
+                {"status": "unavailable", "detail": detail, "inventories": unreadable},
+                status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
+            )
         return JSONResponse({"status": "ready"})
 
     @app.post(

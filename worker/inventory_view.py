@@ -7,6 +7,7 @@ capacity (capacity x allocation ratio) minus both.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from datetime import timedelta
 
@@ -25,6 +26,8 @@ from .api_spare_ops import InvalidSpareRequest, SpareNotFound, temporal_errors
 from .settings import Settings
 
 LEDGER_QUERY_TIMEOUT = timedelta(seconds=10)
+# A readiness probe must answer quickly; a slower inventory counts as unreadable.
+READINESS_TIMEOUT_SECONDS = 5.0
 
 
 class HostRoom(BaseModel):
@@ -122,3 +125,20 @@ async def inventory_view(client: Client, settings: Settings, name: str) -> Inven
         hosts=[host_room(h, ratios or AllocationRatios(), pending) for h in hosts],
         reservations=reservations,
     )
+
+
+async def unreadable_inventories(settings: Settings) -> dict[str, str]:
+    """Configured inventories that cannot be read right now, with the reason (for /readyz)."""
+
+    async def problem(spec: str) -> str | None:
+        try:
+            await asyncio.wait_for(inventory_source(spec).load(), READINESS_TIMEOUT_SECONDS)
+        except ApplicationError as err:
+            return err.message
+        except TimeoutError:
+            return f"inventory {spec}: no answer within {READINESS_TIMEOUT_SECONDS:g} s"
+        return None
+
+    names = sorted(settings.inventories)
+    found = await asyncio.gather(*(problem(settings.inventories[n]) for n in names))
+    return {name: reason for name, reason in zip(names, found, strict=True) if reason}
