@@ -17,6 +17,7 @@ from activities.event_bus import EventBusActivities, EventBusConfig, PublishEven
 from tests.webhooks.nats_server import nats_server
 from tests.webhooks.receivers import refused_url
 from webhooks.events import EventType, SpareEvent, VmInfo, webhook_id
+from worker.settings import Settings
 
 PASSWORD = "nats-test-password-3b9f1c"
 EVENT = SpareEvent(
@@ -131,3 +132,16 @@ async def test_a_worker_without_a_bus_refuses_for_good() -> None:
     with pytest.raises(ApplicationError) as caught:
         await publish(None)
     assert caught.value.type == "EventBusNotConfigured" and caught.value.non_retryable
+
+
+def test_the_bus_is_off_by_default_and_set_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().event_bus is None
+    monkeypatch.setenv("VIRTFLOW_EVENT_BUS__URL", "nats://nats.example:4222")
+    monkeypatch.setenv("VIRTFLOW_EVENT_BUS__TOKEN", "nats-env-token-71c2")
+    settings = Settings()
+    assert settings.event_bus is not None
+    assert settings.event_bus.subject(EVENT) == "virtflow.c1.spare.ready"
+    assert settings.event_bus.connect_options()["token"] == "nats-env-token-71c2"
+    assert "nats-env-token-71c2" not in repr(settings)
