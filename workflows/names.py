@@ -7,6 +7,9 @@ TASK_QUEUE = "virtflow"
 PREPARE_SPARE = "PrepareSpare"
 RELEASE_SPARE = "ReleaseSpare"
 INVENTORY_LEDGER = "InventoryLedger"
+RECONCILE_SPARES = "ReconcileSpares"
+# The Temporal Schedule that runs ReconcileSpares (worker/schedules.py).
+RECONCILE_SCHEDULE_ID = "virtflow-reconcile-spares"
 SCHEDULE_HOST = "ScheduleHost"
 
 CLUSTER = SearchAttributeKey.for_keyword("VirtflowCluster")

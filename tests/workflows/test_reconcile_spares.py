@@ -1,0 +1,83 @@
+"""The orphan sweep releases what no spare workflow looks after, and nothing else."""
+
+from __future__ import annotations
+
+import uuid
+
+from temporalio.client import ScheduleActionStartWorkflow, ScheduleIntervalSpec
+
+from activities.kubernetes import SPARE_LABEL
+from tests.stack import Stack, ledger_reservations, wait_phase
+from worker.schedules import apply_reconcile_schedule
+from workflows.names import RECONCILE_SCHEDULE_ID, RECONCILE_SPARES
+from workflows.prepare_spare import PrepareSpare
+from workflows.reconcile_spares import ReconcileInput, ReconcileSpares
+from workflows.spare_models import Phase
+
+
+async def test_an_orphan_is_released_and_a_running_spare_is_left_alone(stack: Stack) -> None:
+    req = stack.request()
+    running = await stack.start(req)
+    await wait_phase(running, Phase.READY)
+
+    # An orphan made by hand, as a crash that lost its workflow would leave it: a VM with
+    # the spare labels on the lab hypervisor, which boots it as a Node.
+    orphan = f"spare-lab-orphan-{uuid.uuid4().hex[:6]}"
+    await stack.lab.hypervisor.create_vm(
+        {
+            "name": orphan,
+            "host": stack.lab.hypervisor.vms[req.spare_id].host,
+            "cpu": 1,
+            "memory_mb": 512,
+            "labels": {SPARE_LABEL: "true", "virtflow.io/spare-id": orphan},
+        }
+    )
+    assert stack.lab.kube.store.get("nodes", "", orphan) is not None
+
+    result = await stack.client.execute_workflow(
+        ReconcileSpares.run,
+        ReconcileInput(grace_seconds=1, drain_timeout_seconds=5),
+        id=f"reconcile-{uuid.uuid4().hex[:8]}",
+        task_queue=stack.task_queue,
+    )
+
+    assert result.suspects == [orphan]
+    assert [(r.name, r.released, r.had_vm, r.had_node) for r in result.released] == [
+        (orphan, True, True, True)
+    ]
+    assert orphan not in stack.lab.hypervisor.vms
+    assert stack.lab.kube.store.get("nodes", "", orphan) is None
+    # The spare whose workflow runs keeps its VM, its Node and its reservation.
+    assert req.spare_id in stack.lab.hypervisor.vms
+    assert stack.lab.kube.store.get("nodes", "", req.spare_id) is not None
+    assert req.spare_id in [r.spare_id for r in await ledger_reservations(stack)]
+    assert (await running.query(PrepareSpare.status)).phase == Phase.READY
+    await running.terminate("test over")
+
+
+async def test_with_nothing_orphaned_the_sweep_releases_nothing(stack: Stack) -> None:
+    result = await stack.client.execute_workflow(
+        ReconcileSpares.run,
+        ReconcileInput(grace_seconds=1),
+        id=f"reconcile-{uuid.uuid4().hex[:8]}",
+        task_queue=stack.task_queue,
+    )
+    assert result.suspects == [] and result.released == []
+
+
+async def test_the_schedule_is_created_then_updated_in_place(stack: Stack) -> None:
+    handle = stack.client.get_schedule_handle(RECONCILE_SCHEDULE_ID)
+    try:
+        await apply_reconcile_schedule(stack.client, stack.settings, stack.task_queue)
+        faster = stack.settings.model_copy(update={"reconcile_every_seconds": 120})
+        await apply_reconcile_schedule(stack.client, faster, stack.task_queue)
+
+        described = await handle.describe()
+        action = described.schedule.action
+        assert isinstance(action, ScheduleActionStartWorkflow)
+        assert action.workflow == RECONCILE_SPARES
+        assert action.task_queue == stack.task_queue
+        assert [i.every.total_seconds() for i in described.schedule.spec.intervals] == [120]
+        assert isinstance(described.schedule.spec.intervals[0], ScheduleIntervalSpec)
+    finally:
+        await handle.delete()

@@ -1,0 +1,136 @@
+"""ReconcileSpares: release spare VMs and Nodes that no spare workflow looks after any more.
+
+Run by a Temporal Schedule (worker/schedules.py). A VM or Node counts as an orphan only if
+it is seen without a running PrepareSpare of its name in two scans `grace_seconds` apart:
+a spare that is just starting, or a scan that raced a workflow's start, is never touched.
+Each orphan is released by ReleaseSpare (id `release-<name>`), and the result lists them:
+that result, the log line per orphan and this workflow's history are the audit trail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from pydantic import BaseModel, Field
+from temporalio import workflow
+from temporalio.common import RetryPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import ChildWorkflowError, WorkflowAlreadyStartedError
+from temporalio.workflow import ParentClosePolicy
+
+with workflow.unsafe.imports_passed_through():
+    from activities.kubernetes import KubernetesActivities
+    from activities.reconcile import (
+        FindOrphansInput,
+        FindOrphansResult,
+        OrphanSpare,
+        ReconcileActivities,
+    )
+
+from .names import RECONCILE_SPARES, release_workflow_id
+from .release_spare import ReleaseInput, ReleaseSpare
+
+SCAN_TIMEOUT = timedelta(minutes=2)
+# A scan that cannot reach Kubernetes or Temporal fails this run; the next run tries again.
+SCAN_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=30))
+
+
+class ReconcileInput(BaseModel):
+    grace_seconds: int = Field(default=300, ge=0, le=24 * 3600)
+    drain_timeout_seconds: int = Field(default=600, ge=1, le=24 * 3600)
+
+
+class OrphanRelease(BaseModel):
+    name: str
+    host: str | None = None
+    inventory: str
+    had_vm: bool
+    had_node: bool
+    released: bool
+    error: str | None = None
+
+
+class ReconcileResult(BaseModel):
+    vms_seen: int
+    nodes_seen: int
+    suspects: list[str] = Field(default_factory=list)
+    released: list[OrphanRelease] = Field(default_factory=list)
+
+
+@workflow.defn(name=RECONCILE_SPARES)
+class ReconcileSpares:
+    @workflow.run
+    async def run(self, inp: ReconcileInput) -> ReconcileResult:
+        first = await self._scan()
+        suspects = {o.name: o for o in first.orphans}
+        confirmed: list[OrphanSpare] = []
+        if suspects:
+            workflow.set_current_details(
+                f"{len(suspects)} suspected orphans; looking again in {inp.grace_seconds} s"
+            )
+            await workflow.sleep(timedelta(seconds=inp.grace_seconds))
+            second = await self._scan()
+            confirmed = [o for o in second.orphans if o.name in suspects]
+        released = await asyncio.gather(*(self._release(o, inp) for o in confirmed))
+        workflow.set_current_details(f"released {sum(r.released for r in released)} orphans")
+        return ReconcileResult(
+            vms_seen=first.vms_seen,
+            nodes_seen=first.nodes_seen,
+            suspects=sorted(suspects),
+            released=list(released),
+        )
+
+    async def _scan(self) -> FindOrphansResult:
+        nodes: list[str] = await workflow.execute_activity_method(
+            KubernetesActivities.list_spare_nodes,
+            start_to_close_timeout=SCAN_TIMEOUT,
+            retry_policy=SCAN_RETRY,
+        )
+        return await workflow.execute_activity_method(
+            ReconcileActivities.find_orphans,
+            FindOrphansInput(nodes=nodes),
+            start_to_close_timeout=SCAN_TIMEOUT,
+            retry_policy=SCAN_RETRY,
+        )
+
+    async def _release(self, orphan: OrphanSpare, inp: ReconcileInput) -> OrphanRelease:
+        workflow.logger.warning(
+            "releasing orphaned spare %s (vm: %s, node: %s, host: %s)",
+            orphan.name,
+            orphan.has_vm,
+            orphan.has_node,
+            orphan.host,
+        )
+        outcome = OrphanRelease(
+            name=orphan.name,
+            host=orphan.host,
+            inventory=orphan.inventory,
+            had_vm=orphan.has_vm,
+            had_node=orphan.has_node,
+            released=False,
+        )
+        try:
+            await workflow.execute_child_workflow(
+                ReleaseSpare.run,
+                ReleaseInput(
+                    spare_id=orphan.name,
+                    vm_name=orphan.name,
+                    host=orphan.host,
+                    inventory=orphan.inventory,
+                    drain_timeout_seconds=inp.drain_timeout_seconds,
+                    reason="orphan: no spare workflow looks after it",
+                ),
+                id=release_workflow_id(orphan.name),
+                id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                # A release that started finishes even if this run is terminated.
+                parent_close_policy=ParentClosePolicy.ABANDON,
+                static_summary=f"Release orphan {orphan.name}",
+            )
+        except WorkflowAlreadyStartedError:
+            outcome.error = "a release of this spare is already running"
+            return outcome
+        except ChildWorkflowError as err:
+            outcome.error = str(err.cause or err)
+            return outcome
+        outcome.released = True
+        return outcome
