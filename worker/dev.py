@@ -48,6 +48,7 @@ class LabPorts:
     kube: int = 8092
     api: int = 8080
     receiver: int = 8090
+    gitlab: int = 8093
 
     def items(self) -> list[tuple[str, int]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
@@ -112,6 +113,7 @@ def lab_settings(base: Settings, ports: LabPorts, state_dir: Path, secret: str) 
             "inventories": {**base.inventories, "default": f"{hypervisor_url}/inventory"},
             "kubeconfig": state_dir / "kubeconfig",
             "ansible_extravars": {**base.ansible_extravars, "lab_hypervisor_url": hypervisor_url},
+            "hypervisor_api_url": hypervisor_url,
             "receivers": {**base.receivers, LAB_RECEIVER: receiver},
             "receiver_secrets": [SecretStr(secret)],
             "api_port": ports.api,
@@ -231,8 +233,18 @@ async def lab_stack(
             kube_port=ports.kube,
             hypervisor_port=ports.hypervisor,
             ready_delay=ready_delay,
+            gitlab_port=ports.gitlab,
         )
-        settings = settings.model_copy(update={"kubeconfig": lab.kubeconfig})
+        assert lab.gitlab is not None
+        settings = settings.model_copy(
+            update={
+                "kubeconfig": lab.kubeconfig,
+                # The lab GitLab's tokens are made afresh each start.
+                "gitlab_url": lab.gitlab.url,
+                "gitlab_trigger_token": SecretStr(lab.gitlab.trigger_token),
+                "gitlab_api_token": SecretStr(lab.gitlab.api_token),
+            }
+        )
 
         stop = asyncio.Event()
         worker = asyncio.create_task(run_worker(settings, client, stop), name="virtflow-worker")
@@ -262,7 +274,8 @@ def banner(running: RunningStack, ports: LabPorts) -> str:
             f"  HTTP API        {running.api_url}   (OpenAPI {running.api_url}/docs)",
             f"  receiver        {running.receiver_url}   (events {running.receiver_url}/events)",
             f"  lab hypervisor  http://127.0.0.1:{ports.hypervisor}   "
-            f"kube API http://127.0.0.1:{ports.kube}",
+            f"kube API http://127.0.0.1:{ports.kube}   GitLab http://127.0.0.1:{ports.gitlab}",
+            f"  provisioner     {s.provisioner}",
             f"  state           {s.state_dir}   kubeconfig {s.kubeconfig}",
             "",
             "Ask for a spare over HTTP:",
