@@ -7,18 +7,21 @@ To refresh the saved histories after a deliberate, patched change, run
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 import pytest
-from temporalio.client import WorkflowHistory
+from temporalio.client import WorkflowFailureError, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from activities.kubernetes import SPARE_LABEL
 from tests.stack import Stack, wait_phase
 from worker.worker import WORKFLOWS
 from workflows.names import ledger_workflow_id, release_workflow_id
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest
+from workflows.reconcile_spares import ReconcileInput, ReconcileSpares
+from workflows.spare_models import Phase, ReleaseRequest, SpareRequest
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
 RECORD = os.environ.get("VIRTFLOW_RECORD_HISTORIES") == "1"
@@ -58,3 +61,62 @@ async def test_fresh_histories_of_every_workflow_replay(stack: Stack) -> None:
             HISTORIES.mkdir(exist_ok=True)
             # The file is named by the workflow id: replay needs it (child ids derive from it).
             (HISTORIES / f"{history.workflow_id}.json").write_text(history.to_json())
+
+
+async def replay_and_keep(*histories: WorkflowHistory) -> None:
+    for history in histories:
+        replayed = await replayer().replay_workflow(history, raise_on_replay_failure=True)
+        assert replayed.replay_failure is None
+        if RECORD:
+            HISTORIES.mkdir(exist_ok=True)
+            (HISTORIES / f"{history.workflow_id}.json").write_text(history.to_json())
+
+
+# The other paths run only when recording: the lifecycle tests already run them on every
+# test run, and their saved histories replay above.
+recording_only = pytest.mark.skipif(not RECORD, reason="set VIRTFLOW_RECORD_HISTORIES=1")
+
+
+@recording_only
+async def test_record_the_ready_timeout_path(stack: Stack) -> None:
+    req = stack.request(ready_timeout_seconds=2)
+    stack.lab.kubelet.set_behaviour(req.spare_id, never_ready=True)
+    handle = await stack.start(req)
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
+    await replay_and_keep(await handle.fetch_history(), *await release_children(stack, req))
+
+
+@recording_only
+async def test_record_the_compensation_path(stack: Stack) -> None:
+    stack.lab.hypervisor.fail_next_create("image not found on host")
+    req = stack.request()
+    handle = await stack.start(req)
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
+    await replay_and_keep(await handle.fetch_history())
+
+
+@recording_only
+async def test_record_the_orphan_sweep(stack: Stack) -> None:
+    host = next(iter(stack.lab.hypervisor.hosts))
+    orphan = f"spare-lab-orphan-{uuid.uuid4().hex[:6]}"
+    await stack.lab.hypervisor.create_vm(
+        {"name": orphan, "host": host, "cpu": 1, "memory_mb": 512, "labels": {SPARE_LABEL: "true"}}
+    )
+    handle = await stack.client.start_workflow(
+        ReconcileSpares.run,
+        ReconcileInput(grace_seconds=1, drain_timeout_seconds=5),
+        id=f"reconcile-{uuid.uuid4().hex[:8]}",
+        task_queue=stack.task_queue,
+    )
+    result = await handle.result()
+    assert [r.name for r in result.released if r.released] == [orphan]
+    release = stack.client.get_workflow_handle(release_workflow_id(orphan))
+    await replay_and_keep(await handle.fetch_history(), await release.fetch_history())
+
+
+async def release_children(stack: Stack, req: SpareRequest) -> list[WorkflowHistory]:
+    run_id = (await stack.client.get_workflow_handle(req.spare_id).describe()).run_id
+    child = stack.client.get_workflow_handle(f"{release_workflow_id(req.spare_id)}-{run_id[:8]}")
+    return [await child.fetch_history()]
