@@ -100,7 +100,8 @@ class LabGitLab:
         self.trigger_token = trigger_token or f"glptt-{secrets.token_hex(20)}"
         self.api_token = api_token or f"glpat-{secrets.token_urlsafe(20)}"
         self._own_workdir = workdir is None
-        self.workdir = workdir or Path(tempfile.mkdtemp(prefix="lab-gitlab-"))
+        # Absolute: the playbook writes vm.json from its own working directory.
+        self.workdir = (workdir or Path(tempfile.mkdtemp(prefix="lab-gitlab-"))).resolve()
         self.pipelines: dict[int, LabPipeline] = {}
         self._jobs: dict[int, LabPipeline] = {}
         self._resources: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)

@@ -202,3 +202,13 @@ async def test_a_5xx_reaches_python_gitlab_as_such(lab: tuple[LabGitLab, LabHype
     with pytest.raises(gitlab.GitlabError) as caught:
         await call(project_of(server).pipelines.get, 1)
     assert caught.value.response_code == 503
+
+
+def test_a_relative_workdir_is_made_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The playbook writes vm.json from its own working directory (virtflow dev's state dir
+    # is relative).
+    monkeypatch.chdir(tmp_path)
+    server = LabGitLab(REPO / "playbooks", {}, workdir=Path("gitlab"))
+    assert server.workdir == (tmp_path / "gitlab").resolve()
