@@ -100,7 +100,11 @@ async def rendered(page: Any, expected: str) -> str:
     texts = []
     for frame in page.frames:
         if "/render?" in frame.url:
-            texts.append(await frame.inner_text("body"))
+            try:
+                texts.append(await frame.inner_text("body", timeout=5_000))
+            except playwright_api.Error as err:
+                # The UI re-renders these frames as data arrives: look again.
+                raise AssertionError(f"frame replaced while reading it: {err}") from err
     joined = "\n".join(texts)
     assert expected in joined, joined
     return joined
