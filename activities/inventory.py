@@ -63,12 +63,15 @@ class HttpInventory:
     def __init__(self, url: str, timeout: float = HTTP_TIMEOUT_SECONDS) -> None:
         self.url = url
         self.timeout = timeout
+        # One client (and its kept-alive connection) per source, not a new one per read.
+        self._http: httpx.AsyncClient | None = None
 
     async def load(self) -> dict[str, Any]:
+        if self._http is None:
+            self._http = httpx.AsyncClient(timeout=self.timeout)
         try:
-            async with httpx.AsyncClient(timeout=self.timeout) as client:
-                response = await client.get(self.url)
-                response.raise_for_status()
+            response = await self._http.get(self.url)
+            response.raise_for_status()
         except httpx.HTTPStatusError as err:
             raise ApplicationError(
                 f"inventory {self.url}: HTTP {err.response.status_code}",

@@ -38,6 +38,55 @@ class PlaceVmResult(BaseModel):
     top_scores: dict[str, dict[str, int]] = Field(default_factory=dict)
 
 
+class BatchRequest(BaseModel):
+    spare_id: str
+    request: VmRequest
+
+
+class PlaceVmsInput(BaseModel):
+    """Requests placed in order, each counting the reservations of those placed before it."""
+
+    inventory: str
+    requests: list[BatchRequest]
+    reservations: list[Reservation] = Field(default_factory=list)
+
+
+class PlaceVmsResult(BaseModel):
+    decisions: list[PlaceVmResult]
+
+
+def reservation_for(spare_id: str, request: VmRequest, host: str, vmid: int | None) -> Reservation:
+    return Reservation(
+        spare_id=spare_id,
+        vm_name=request.name,
+        host=host,
+        cpu=request.cpu,
+        memory_mb=request.memory_mb,
+        gpu=request.gpu,
+        group=request.anti_affinity_group,
+        vmid=vmid,
+    )
+
+
+def decide(snapshot: PlacementInput, reservations: list[Reservation]) -> PlaceVmResult:
+    if not largest_fit_possible(snapshot):
+        return PlaceVmResult(
+            host=None,
+            error="never_fits",
+            never_fits=True,
+            summary="the request is larger than any host of the inventory could hold",
+        )
+    decision = place(apply_reservations(snapshot, reservations))
+    return PlaceVmResult(
+        host=decision.host,
+        vmid=decision.vmid,
+        error=decision.error,
+        summary=decision.summary,
+        reason_counts=decision.reason_counts,
+        top_scores=decision.top_scores(TOP_CANDIDATES),
+    )
+
+
 class PlacementActivities:
     def __init__(
         self, inventories: Mapping[str, InventorySource], policy: Policy | None = None
@@ -64,19 +113,23 @@ class PlacementActivities:
     @activity.defn
     async def place_vm(self, inp: PlaceVmInput) -> PlaceVmResult:
         snapshot = await self.load(inp.inventory, inp.request)
-        if not largest_fit_possible(snapshot):
-            return PlaceVmResult(
-                host=None,
-                error="never_fits",
-                never_fits=True,
-                summary="the request is larger than any host of the inventory could hold",
-            )
-        decision = place(apply_reservations(snapshot, inp.reservations))
-        return PlaceVmResult(
-            host=decision.host,
-            vmid=decision.vmid,
-            error=decision.error,
-            summary=decision.summary,
-            reason_counts=decision.reason_counts,
-            top_scores=decision.top_scores(TOP_CANDIDATES),
-        )
+        return decide(snapshot, inp.reservations)
+
+    @activity.defn
+    async def place_vms(self, inp: PlaceVmsInput) -> PlaceVmsResult:
+        """One inventory read for a whole batch of a ledger's pending reservations."""
+        if not inp.requests:
+            return PlaceVmsResult(decisions=[])
+        snapshot = await self.load(inp.inventory, inp.requests[0].request)
+        reservations = list(inp.reservations)
+        decisions = []
+        for item in inp.requests:
+            decision = decide(snapshot.model_copy(update={"request": item.request}), reservations)
+            if decision.host is not None:
+                reservations.append(
+                    reservation_for(item.spare_id, item.request, decision.host, decision.vmid)
+                )
+            # The ledger reads the host, vmid and summary; the per-host scores of hundreds of
+            # decisions would only swell its history (the explain endpoint has them).
+            decisions.append(decision.model_copy(update={"top_scores": {}}))
+        return PlaceVmsResult(decisions=decisions)

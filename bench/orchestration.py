@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
+import platform
 import signal
 import subprocess
 import sys
@@ -34,6 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import psutil
 from orchestration_history import spare_activities
 from orchestration_ledger import ledger_burst
 from orchestration_runs import (
@@ -216,6 +220,22 @@ class Benchmark:
             )
 
 
+def machine() -> dict[str, Any]:
+    """What the numbers were measured on, and how busy it was (others may share the CPU)."""
+    model = platform.processor()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": model,
+        "ram_gb": round(psutil.virtual_memory().total / 1024**3, 1),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+    }
+
+
 class Profile:
     """py-spy sampling the worker process; a summary of where its time went."""
 
@@ -256,9 +276,11 @@ async def main_async(args: argparse.Namespace) -> Report:
             state_dir, args.provisioner, sizes.tight_hosts, sizes.tight_each
         ) as stack:
             bench = Benchmark(stack, sizes, report)
+            report.emit("machine", "load at start", machine()["load_avg_1m"], "", **machine())
             profile = Profile(stack.worker.pid, Path(args.profile)) if args.profile else None
             for section in args.sections.split(","):
                 await getattr(bench, section)()
+            report.emit("machine", "load at end", round(os.getloadavg()[0], 2), "")
             if profile is not None:
                 for frame, share in profile.stop():
                     print(f"{share:5.1f}%  {frame}", file=sys.stderr)

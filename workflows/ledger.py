@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities import metrics
@@ -28,16 +28,25 @@ with workflow.unsafe.imports_passed_through():
         ReserveResult,
         Waiter,
     )
-    from activities.placement import PlacementActivities, PlaceVmInput, PlaceVmResult
+    from activities.placement import (
+        BatchRequest,
+        PlacementActivities,
+        PlaceVmInput,
+        PlaceVmResult,
+        PlaceVmsInput,
+        PlaceVmsResult,
+    )
     from placement.models import VmRequest
     from placement.reservations import Reservation
 
 from .names import INVENTORY_LEDGER
 
-PLACEMENT_TIMEOUT = timedelta(seconds=60)
 # Inventory reads can fail for a while (an HTTP source restarting): retry, but not forever,
 # so a spare waiting on the update gets an answer.
 PLACEMENT_RETRY = RetryPolicy(maximum_attempts=10, maximum_interval=timedelta(seconds=10))
+# Reservations that arrive while a placement runs are placed together in one activity call.
+BATCHED_PLACEMENT = "ledger-batched-placement"
+DETAILS_LINES = 20
 
 
 @workflow.defn(name=INVENTORY_LEDGER)
@@ -47,6 +56,8 @@ class InventoryLedger:
         # Set here, not in run(): with update-with-start the first Update arrives before run.
         self._state = state
         self._lock = asyncio.Lock()
+        self._batch: list[ReserveInput] = []
+        self._answers: dict[str, ReserveResult | ActivityError] = {}
 
     @workflow.run
     async def run(self, state: LedgerState) -> None:
@@ -68,6 +79,8 @@ class InventoryLedger:
 
     @workflow.update(name=RESERVE_UPDATE)
     async def reserve(self, inp: ReserveInput) -> ReserveResult:
+        if workflow.patched(BATCHED_PLACEMENT):
+            return await self._reserve_batched(inp)
         async with self._lock:
             existing = self._state.reservations.get(inp.spare_id)
             if existing is not None:
@@ -88,6 +101,96 @@ class InventoryLedger:
                 self._enqueue(inp)
                 return ReserveResult(status="queued", reason=decision.summary)
             return ReserveResult(status="no_capacity", reason=decision.summary)
+
+    async def _reserve_batched(self, inp: ReserveInput) -> ReserveResult:
+        """Requests wait for the lock together; the first to get it settles them all, in order."""
+        self._batch.append(inp)
+        async with self._lock:
+            if inp.spare_id not in self._answers and self._batch:
+                batch, self._batch = self._batch, []
+                try:
+                    await self._settle(batch)
+                except ActivityError as err:
+                    # Placement failed after its retries: every request of the batch says so.
+                    for item in batch:
+                        self._answers.setdefault(item.spare_id, err)
+                workflow.set_current_details(self._details())
+            answer = self._answers.pop(inp.spare_id, None) or self._known(inp)
+        if isinstance(answer, ActivityError):
+            raise answer
+        if answer is None:
+            raise ApplicationError(f"no answer for {inp.spare_id}", type="LedgerInconsistent")
+        return answer
+
+    def _known(self, inp: ReserveInput) -> ReserveResult | None:
+        """The answer for a spare the ledger already holds or queues (idempotent retries)."""
+        existing = self._state.reservations.get(inp.spare_id)
+        if existing is not None:
+            return ReserveResult(status="reserved", reservation=existing)
+        if any(w.spare_id == inp.spare_id for w in self._state.waiters):
+            return ReserveResult(status="queued", reason="already waiting for capacity")
+        return None
+
+    def _answer_without_placement(self, inp: ReserveInput) -> ReserveResult | None:
+        known = self._known(inp)
+        if known is None and self._state.waiters and inp.wait_for_capacity:
+            # Waiters come first: a newcomer may not jump the queue.
+            self._enqueue(inp)
+            return ReserveResult(status="queued", reason="waiting behind earlier requests")
+        return known
+
+    async def _settle(self, batch: list[ReserveInput]) -> None:
+        rest = batch
+        while rest:
+            to_place = []
+            for inp in rest:
+                answer = self._answer_without_placement(inp)
+                if answer is None:
+                    to_place.append(inp)
+                else:
+                    self._answers[inp.spare_id] = answer
+            rest = await self._place_in_order(to_place) if to_place else []
+
+    async def _place_in_order(self, items: list[ReserveInput]) -> list[ReserveInput]:
+        """Record each decision; what is left to place again if one could not be used."""
+        result = await self._place_local(
+            [BatchRequest(spare_id=i.spare_id, request=i.request) for i in items]
+        )
+        for k, (inp, decision) in enumerate(zip(items, result.decisions, strict=True)):
+            answer = self._answer_without_placement(inp)
+            if answer is not None:
+                self._answers[inp.spare_id] = answer
+                if decision.host is not None:
+                    # Later decisions counted this one's room, which it does not take.
+                    return items[k + 1 :]
+                continue
+            self._answers[inp.spare_id] = self._outcome(inp, decision)
+        return []
+
+    async def _place_local(self, requests: list[BatchRequest]) -> PlaceVmsResult:
+        # A local activity: spares wait for this answer inside their reserve activities, which
+        # hold the task queue's activity slots; a placement queued behind them would starve.
+        return await workflow.execute_local_activity_method(
+            PlacementActivities.place_vms,
+            PlaceVmsInput(
+                inventory=self._state.inventory,
+                requests=requests,
+                reservations=list(self._state.reservations.values()),
+            ),
+            start_to_close_timeout=self._state.timeouts.call,
+            retry_policy=PLACEMENT_RETRY,
+        )
+
+    def _outcome(self, inp: ReserveInput, decision: PlaceVmResult) -> ReserveResult:
+        if decision.host is not None:
+            reservation = self._record(inp.spare_id, inp.request, decision, show=False)
+            return ReserveResult(status="reserved", reservation=reservation)
+        if decision.never_fits:
+            return ReserveResult(status="never_fits", reason=decision.summary)
+        if inp.wait_for_capacity:
+            self._enqueue(inp)
+            return ReserveResult(status="queued", reason=decision.summary)
+        return ReserveResult(status="no_capacity", reason=decision.summary)
 
     @reserve.validator
     def validate_reserve(self, inp: ReserveInput) -> None:
@@ -138,6 +241,9 @@ class InventoryLedger:
                 self._state.reservations.pop(waiter.spare_id, None)
 
     async def _place(self, request: VmRequest) -> PlaceVmResult:
+        if workflow.patched(BATCHED_PLACEMENT):
+            placed = await self._place_local([BatchRequest(spare_id=request.name, request=request)])
+            return placed.decisions[0]
         return await workflow.execute_activity_method(
             PlacementActivities.place_vm,
             PlaceVmInput(
@@ -145,11 +251,13 @@ class InventoryLedger:
                 request=request,
                 reservations=list(self._state.reservations.values()),
             ),
-            start_to_close_timeout=PLACEMENT_TIMEOUT,
+            start_to_close_timeout=self._state.timeouts.call,
             retry_policy=PLACEMENT_RETRY,
         )
 
-    def _record(self, spare_id: str, request: VmRequest, decision: PlaceVmResult) -> Reservation:
+    def _record(
+        self, spare_id: str, request: VmRequest, decision: PlaceVmResult, show: bool = True
+    ) -> Reservation:
         if decision.host is None:
             raise ApplicationError("cannot record a reservation without a host")
         reservation = Reservation(
@@ -163,7 +271,8 @@ class InventoryLedger:
             vmid=decision.vmid,
         )
         self._state.reservations[spare_id] = reservation
-        workflow.set_current_details(self._details())
+        if show:
+            workflow.set_current_details(self._details())
         return reservation
 
     def _details(self) -> str:
@@ -175,5 +284,9 @@ class InventoryLedger:
             f"**Inventory** {self._state.inventory}: {len(self._state.reservations)} reserved, "
             f"{len(self._state.waiters)} waiting"
         ]
-        lines += [f"- {r.spare_id} on {r.host}" for r in self._state.reservations.values()]
+        # A few lines, not hundreds: the details travel with every workflow task.
+        shown = list(self._state.reservations.values())[:DETAILS_LINES]
+        lines += [f"- {r.spare_id} on {r.host}" for r in shown]
+        if len(self._state.reservations) > DETAILS_LINES:
+            lines.append(f"- and {len(self._state.reservations) - DETAILS_LINES} more")
         return "\n".join(lines)
