@@ -153,7 +153,7 @@ class EventBusActivities:
     async def _publish(
         self, config: EventBusConfig, subject: str, body: bytes, headers: dict[str, str]
     ) -> PublishEventResult:
-        nc = await nats.connect(**config.connect_options(), error_cb=_silent, disconnected_cb=None)
+        nc = await nats.connect(**config.connect_options(), error_cb=_silent)
         try:
             if config.stream is None:
                 await nc.publish(subject, body, headers=headers)

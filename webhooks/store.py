@@ -2,7 +2,8 @@
 
 A webhook id seen again within the de-duplication window is a retry of a delivery already
 stored: it is counted, not stored twice. The window should cover the sender's whole retry
-schedule (virtflow's default schedule ends within a day; the default window is a week).
+schedule (virtflow's default schedule ends after about 28 hours; the default window is a
+week).
 """
 
 from __future__ import annotations

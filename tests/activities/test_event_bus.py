@@ -13,7 +13,12 @@ from pydantic import SecretStr, ValidationError
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.event_bus import EventBusActivities, EventBusConfig, PublishEventInput
+from activities.event_bus import (
+    EventBusActivities,
+    EventBusConfig,
+    PublishEventInput,
+    PublishEventResult,
+)
 from tests.webhooks.nats_server import nats_server
 from tests.webhooks.receivers import refused_url
 from webhooks.events import EventType, SpareEvent, VmInfo, webhook_id
@@ -43,7 +48,7 @@ def bus_config(url: str, **extra: object) -> EventBusConfig:
     )
 
 
-async def publish(config: EventBusConfig | None, msg_id: str = MSG_ID) -> object:
+async def publish(config: EventBusConfig | None, msg_id: str = MSG_ID) -> PublishEventResult:
     bus = EventBusActivities(config)
     return await ActivityEnvironment().run(
         bus.publish_event, PublishEventInput(webhook_id=msg_id, event=EVENT)
@@ -73,13 +78,13 @@ async def test_an_event_is_stored_once_in_jetstream_with_the_webhook_id(nats_url
     first = await publish(config)
     again = await publish(config)  # a retried publish: same id
 
-    assert first.model_dump() == {  # type: ignore[attr-defined]
+    assert first.model_dump() == {
         "subject": "virtflow.c1.spare.ready",
         "stream": "VIRTFLOW",
         "sequence": 1,
         "duplicate": False,
     }
-    assert again.duplicate is True  # type: ignore[attr-defined]
+    assert again.duplicate is True
     nc = await nats.connect(nats_url, user="virtflow", password=PASSWORD)
     try:
         js = nc.jetstream()
@@ -105,7 +110,7 @@ async def test_core_nats_publishing_reaches_a_live_subscriber(nats_url: str) -> 
         msg = await sub.next_msg(timeout=5)
     finally:
         await nc.close()
-    assert result.model_dump()["stream"] is None  # type: ignore[attr-defined]
+    assert result.stream is None
     assert msg.subject == "site.events.c1.spare.ready"
     assert msg.data == EVENT.to_body()
     assert msg.headers is not None and msg.headers["Nats-Msg-Id"] == MSG_ID
