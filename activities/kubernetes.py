@@ -35,6 +35,8 @@ BLOCKING_TAINTS = (
     "node.kubernetes.io/uninitialized",
     "node.cloudprovider.kubernetes.io/uninitialized",
 )
+# The first re-list after a failure; later ones back off up to the poll hint.
+FIRST_RETRY_SECONDS = 0.1
 # Codes a caller can act on (gone, exists, throttled, expired): never a permanent failure.
 _TOLERATED = {404, 409, 410, 429}
 
@@ -223,7 +225,7 @@ class KubernetesActivities:
 
     async def _until_ready(self, inp: WaitNodeReadyInput, progress: _Progress) -> None:
         """List, then watch from the list's version; on any failure re-list after a backoff."""
-        delay = 0.1
+        delay = FIRST_RETRY_SECONDS
         while True:
             try:
                 if await self._watch_session(inp.node_name, progress):
@@ -234,7 +236,7 @@ class KubernetesActivities:
                     raise permanent from exc
                 if _status_code(exc) == 410:
                     continue  # our version is too old: the re-list is the fix
-                progress.api_error = f"HTTP {_status_code(exc)}"
+                error = f"HTTP {_status_code(exc)}"
             except msgspec.ValidationError as exc:
                 # A Node this client cannot decode will not decode next time either.
                 raise ApplicationError(
@@ -244,7 +246,11 @@ class KubernetesActivities:
                 ) from exc
             except (httpx2.HTTPError, OSError, ValueError) as exc:
                 # Transport failures, dropped watches, a line cut mid-JSON: all transient.
-                progress.api_error = type(exc).__name__
+                error = type(exc).__name__
+            if progress.api_error is None:
+                # The API answered since the last failure: a new outage backs off from the start.
+                delay = FIRST_RETRY_SECONDS
+            progress.api_error = error
             activity.heartbeat(progress.missing)
             await asyncio.sleep(delay)
             delay = min(delay * 2, inp.poll_hint_seconds)

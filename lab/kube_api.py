@@ -191,6 +191,12 @@ class KubeApiServer:
             self._fail_remaining = n
             self._fail_status = status
 
+    @property
+    def failures_left(self) -> int:
+        """Injected failures not yet served: 0 once clients have met them all."""
+        with self._fail_lock:
+            return self._fail_remaining
+
     def take_failure(self) -> int | None:
         with self._fail_lock:
             if self._fail_remaining <= 0:

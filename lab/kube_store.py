@@ -177,6 +177,11 @@ class KubeStore:
     def unsubscribe(self, sub: Subscription) -> None:
         self._subscriptions.discard(sub)
 
+    @property
+    def watch_count(self) -> int:
+        """Watches open right now (chaos tests cut them and wait for the client to return)."""
+        return len(self._subscriptions)
+
     def drop_subscriptions(self, abrupt: bool) -> int:
         subs = list(self._subscriptions)
         for sub in subs:
