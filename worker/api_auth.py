@@ -61,5 +61,8 @@ def require(*roles: Role) -> Callable[..., Awaitable[Role]]:
     return check
 
 
+# Who may do what: the upgrade controller asks for spares and gives them back; an operator
+# looks, explains and, in an emergency, cancels. Both may read.
 ANY_ROLE = require("operator", "upgrade-controller")
 OPERATOR = require("operator")
+UPGRADE_CONTROLLER = require("upgrade-controller")

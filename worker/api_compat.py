@@ -32,7 +32,7 @@ from workflows.schedule_host import (
     ScheduleHostResult,
 )
 
-from .api_auth import ANY_ROLE
+from .api_auth import ANY_ROLE, UPGRADE_CONTROLLER
 from .api_spare import AppSettings, TemporalClient
 from .api_spare_ops import QUERY_TIMEOUT, InvalidSpareRequest, SpareNotFound, temporal_errors
 
@@ -69,7 +69,7 @@ class TaskReleased(BaseModel):
     "/schedule",
     response_model=ScheduleAccepted,
     summary="Reserve a host (original scheduler API); poll /result/{task_id}",
-    dependencies=[Depends(ANY_ROLE)],
+    dependencies=[Depends(UPGRADE_CONTROLLER)],
 )
 async def schedule(
     body: ScheduleBody, settings: AppSettings, client: TemporalClient
@@ -151,7 +151,7 @@ async def result(task_id: str, client: TemporalClient) -> TaskResult:
     status_code=status.HTTP_202_ACCEPTED,
     response_model=TaskReleased,
     summary="Free the host a /schedule task holds (the caller's VM now counts itself)",
-    dependencies=[Depends(ANY_ROLE)],
+    dependencies=[Depends(UPGRADE_CONTROLLER)],
 )
 async def release(task_id: str, client: TemporalClient) -> TaskReleased:
     handle, run_status = await _task(client, task_id)

@@ -10,7 +10,7 @@ from temporalio.client import Client
 
 from workflows.spare_models import ReleaseRequest, SpareStatus
 
-from .api_auth import ANY_ROLE, OPERATOR, app_settings
+from .api_auth import ANY_ROLE, OPERATOR, UPGRADE_CONTROLLER, app_settings
 from .api_spare_ops import (
     PrepareAccepted,
     PrepareBody,
@@ -51,7 +51,7 @@ class CancelAccepted(BaseModel):
         "a different body reusing the request_id answers 409. With `count` > 1 the spares "
         "have ids `spare-<cluster>-<request_id>-<i>` and are spread by anti-affinity."
     ),
-    dependencies=[Depends(ANY_ROLE)],
+    dependencies=[Depends(UPGRADE_CONTROLLER)],
 )
 async def prepare(
     request: PrepareBody,
@@ -80,7 +80,7 @@ async def get_spare(
     status_code=status.HTTP_202_ACCEPTED,
     response_model=SpareStatus,
     summary="Release a spare (drain, delete the Node, destroy the VM)",
-    dependencies=[Depends(ANY_ROLE)],
+    dependencies=[Depends(UPGRADE_CONTROLLER)],
 )
 async def release(
     spare_id: str,

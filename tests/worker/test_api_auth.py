@@ -45,6 +45,24 @@ async def test_roles_decide_who_may_cancel(secured: Settings, client: Client) ->
         assert (await api.delete(f"/spare/{missing}", headers=bearer(OPERATOR))).status_code == 404
 
 
+async def test_only_the_upgrade_controller_prepares_and_releases(
+    secured: Settings, client: Client
+) -> None:
+    body = {"request_id": "r1", "cluster": "lab", "cpu": 2, "memory_mb": 2048}
+    async with asgi_client(secured, client) as api:
+        for method, path, payload in (
+            ("POST", "/spare/prepare", body),
+            ("POST", "/spare/spare-lab-r1/release", None),
+            ("POST", "/schedule", {"requested_cpu": 1, "requested_memory": 1024}),
+        ):
+            refused = await api.request(method, path, json=payload, headers=bearer(OPERATOR))
+            assert refused.status_code == 403, path
+            assert refused.json()["detail"] == "role 'operator' may not do this"
+        # The controller passes the role check: a missing spare is the next answer.
+        missing = await api.post("/spare/spare-lab-none/release", headers=bearer(CONTROLLER))
+        assert missing.status_code == 404
+
+
 async def test_an_open_api_logs_that_auth_is_off(
     api_settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
