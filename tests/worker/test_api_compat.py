@@ -29,7 +29,9 @@ async def compat(
     """The lab site, every host but one carrying its address (`ip`), as real inventories do."""
     doc = load_inventory_file(LAB_INVENTORY)
     for host in doc["hosts"]:
-        if host["name"] != "bm-gen-02":
+        if host["name"] == "bm-gen-02":
+            del host["ip"]
+        else:
             host["ip"] = host_ip(host["name"])
     async with running_stack(client, task_queue, tmp_path, doc) as stack:
         settings = stack.settings.model_copy(update={"task_queue": task_queue})
