@@ -65,6 +65,8 @@ CREATE_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=5),
     non_retryable_error_types=["ProvisioningFailed"],
 )
+# Releases started before this change let a cancel cut them short; later ones finish.
+RELEASE_SURVIVES_CANCEL = "release-survives-cancel"
 # One readiness probe waits at most this long, then the workflow records what is missing.
 READY_PROBE = 30
 
@@ -299,7 +301,7 @@ class PrepareSpare:
     async def _run_release(
         self, spare_id: str, req: SpareRequest, host: str | None, reason: str
     ) -> ReleaseResult:
-        return await workflow.execute_child_workflow(
+        start = workflow.start_child_workflow(
             ReleaseSpare.run,
             ReleaseInput(
                 spare_id=spare_id,
@@ -313,6 +315,18 @@ class PrepareSpare:
             id=release_id(spare_id) + f"-{workflow.info().run_id[:8]}",
             static_summary=f"Release {spare_id}: {reason}"[:200],
         )
+        if not workflow.patched(RELEASE_SURVIVES_CANCEL):
+            return await (await start)
+        # A cancel asks for exactly this clean-up: cutting the release short would leave the
+        # VM, Node and reservation behind. Shielded, it runs to its end, once.
+        starting = asyncio.ensure_future(start)
+        try:
+            return await asyncio.shield(await asyncio.shield(starting))
+        except asyncio.CancelledError:
+            workflow.logger.info(
+                "cancel requested while releasing %s: finishing the release", spare_id
+            )
+            return await (await starting)
 
     async def _compensate(
         self,
