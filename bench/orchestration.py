@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import psutil
-from orchestration_history import spare_activities
+from orchestration_history import spare_footprint
 from orchestration_ledger import ledger_burst
 from orchestration_runs import (
     Run,
@@ -123,14 +123,20 @@ class Benchmark:
     async def overhead(self) -> None:
         calibration = await spares_via_client(self.stack, 1)
         assert calibration.failed == 0, "a calibration spare did not end released"
-        steps = await spare_activities(self.stack.client, calibration.ids[0])
+        steps, events = await spare_footprint(self.stack.client, calibration.ids[0])
         self.report.emit("overhead", "activities per spare", steps, "activities")
+        self.report.emit("overhead", "history events per spare", events, "events")
         spares, minimal = [], []
         for round_no in range(1, self.sizes.rounds + 1):
             a = await spares_via_client(self.stack, self.sizes.burst)
             b = await minimal_workflows(self.stack, self.sizes.burst, steps)
             spares.append(a.wall)
             minimal.append(b.wall)
+            if round_no == 1:
+                _, minimal_events = await spare_footprint(self.stack.client, b.ids[0])
+                self.report.emit(
+                    "overhead", "history events per minimal workflow", minimal_events, "events"
+                )
             for name, run in (("PrepareSpare", a), ("minimal", b)):
                 self.report.emit(
                     "overhead",

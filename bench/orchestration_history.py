@@ -44,13 +44,15 @@ def activity_started_at(events: Sequence[HistoryEvent], activity_type: str) -> f
     return None
 
 
-async def spare_activities(client: Client, spare_id: str) -> int:
-    """Activities one spare ran: its own and its release child's."""
+async def spare_footprint(client: Client, spare_id: str) -> tuple[int, int]:
+    """Activities and history events of one spare: its own and its release child's."""
     events = list((await client.get_workflow_handle(spare_id).fetch_history()).events)
-    total = activity_count(events)
+    activities, total = activity_count(events), len(events)
     for child in child_ids(events):
-        total += activity_count((await client.get_workflow_handle(child).fetch_history()).events)
-    return total
+        child_events = (await client.get_workflow_handle(child).fetch_history()).events
+        activities += activity_count(child_events)
+        total += len(child_events)
+    return activities, total
 
 
 async def create_vm_latencies(client: Client, sent_at: dict[str, float]) -> list[float]:

@@ -137,6 +137,7 @@ async def minimal_workflows(stack: BenchStack, count: int, steps: int) -> Run:
     prefix, run = f"minimal-{tag()}", Run(count)
 
     async def one(i: int) -> bool:
+        run.ids.append(f"{prefix}-{i}")
         handle = await stack.client.start_workflow(
             MINIMAL_WORKFLOW, steps, id=f"{prefix}-{i}", task_queue=TASK_QUEUE, result_type=int
         )

@@ -16,21 +16,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from orchestration_baseline import MinimalWorkflow, trivial
-from temporalio.worker import Worker
 
 from worker.api_temporal import connect_factory
 from worker.settings import Settings
-from worker.worker import WORKFLOWS, build_activities
+from worker.worker import build_worker
 
 
 async def serve() -> None:
     settings = Settings()
     client = await connect_factory(settings)()
-    worker = Worker(
-        client,
-        task_queue=settings.task_queue,
-        workflows=[*WORKFLOWS, MinimalWorkflow],
-        activities=[*build_activities(settings, client), trivial],
+    worker = build_worker(
+        settings, client, extra_workflows=[MinimalWorkflow], extra_activities=[trivial]
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -7,11 +7,12 @@ settings; workflows never see configuration, so history never holds a secret.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from temporalio.client import Client
 from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.event_bus import EventBusActivities
 from activities.gitlab_provisioner import GitLabProvisioner
@@ -99,13 +100,26 @@ def build_activities(settings: Settings, client: Client) -> list[Callable[..., A
     ]
 
 
-def build_worker(settings: Settings, client: Client, task_queue: str | None = None) -> Worker:
+# Pure data models and constants, imported once rather than once per workflow instance: the
+# sandbox otherwise rebuilds every pydantic class of these modules for each spare.
+SANDBOX_PASSTHROUGH = ("workflows.spare_models", "workflows.names")
+
+
+def build_worker(
+    settings: Settings,
+    client: Client,
+    task_queue: str | None = None,
+    extra_workflows: Sequence[type] = (),
+    extra_activities: Sequence[Callable[..., Any]] = (),
+) -> Worker:
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*SANDBOX_PASSTHROUGH)
     return Worker(
         client,
         task_queue=task_queue or settings.task_queue,
-        workflows=WORKFLOWS,
-        activities=build_activities(settings, client),
+        workflows=[*WORKFLOWS, *extra_workflows],
+        activities=[*build_activities(settings, client), *extra_activities],
         interceptors=[ActivityMetrics()],
+        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
     )
 
 
