@@ -106,6 +106,7 @@ def run_fields(run: Run) -> dict[str, Any]:
         "wall_s": round(run.wall, 2),
         "worker_cpu_s": round(run.worker_cpu, 2),
         "server_cpu_s": round(run.server_cpu, 2),
+        "lab_and_driver_cpu_s": round(run.driver_cpu, 2),
     }
 
 

@@ -36,6 +36,8 @@ class Run:
     wall: float = 0.0
     worker_cpu: float = 0.0
     server_cpu: float = 0.0
+    # This process: the lab, the receiver, the API and the load itself.
+    driver_cpu: float = 0.0
     latencies: list[float] = field(default_factory=list)
     failed: int = 0
     ids: list[str] = field(default_factory=list)
@@ -57,12 +59,14 @@ class Meter:
     def __enter__(self) -> Meter:
         self.t0 = time.perf_counter()
         self.w0, self.s0 = _cpu(self.stack.worker), _cpu(self.stack.server)
+        self.d0 = _cpu(psutil.Process())
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.run.wall = time.perf_counter() - self.t0
         self.run.worker_cpu = _cpu(self.stack.worker) - self.w0
         self.run.server_cpu = _cpu(self.stack.server) - self.s0
+        self.run.driver_cpu = _cpu(psutil.Process()) - self.d0
 
 
 def tag() -> str:
