@@ -114,7 +114,8 @@ async def test_a_killed_worker_loses_and_duplicates_nothing(chaos: Chaos) -> Non
     stored = []
     for spare_id in ids.values():
         events = await stack.events(spare_id)
-        assert [e["type"] for e in events] == LIFECYCLE
+        # Deliveries run beside the spare and held ones arrive together: order is not promised.
+        assert sorted(e["type"] for e in events) == sorted(LIFECYCLE)
         stored += [e["webhook_id"] for e in events]
     redelivered = sum(e["deliveries"] > 1 for e in await stack.events(ids["notify"]))
     assert redelivered >= 1
