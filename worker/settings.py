@@ -61,6 +61,10 @@ class Settings(BaseSettings):
     """Task queue the workers poll and the API starts workflows on."""
     temporal_ui_url: str = "http://localhost:8233"
     """Temporal web UI base URL, for the history links virtflow prints."""
+    max_concurrent_activities: int = Field(default=1000, ge=10)
+    """Activities one worker runs at once. Each spare waiting for the ledger holds one slot
+    while the ledger needs a free slot for its placement, so keep this well above the number
+    of spares requested at the same moment. Activities are asyncio tasks: a slot is cheap."""
     temporal_tls: bool | None = None
     """TLS to Temporal with the system's root CAs; unset means on with an API key or TLS file,
     off otherwise."""

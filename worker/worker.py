@@ -120,6 +120,7 @@ def build_worker(
         activities=[*build_activities(settings, client), *extra_activities],
         interceptors=[ActivityMetrics()],
         workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+        max_concurrent_activities=settings.max_concurrent_activities,
     )
 
 

@@ -153,7 +153,7 @@ class InventoryLedger:
 
     async def _place_in_order(self, items: list[ReserveInput]) -> list[ReserveInput]:
         """Record each decision; what is left to place again if one could not be used."""
-        result = await self._place_local(
+        result = await self._place_batch(
             [BatchRequest(spare_id=i.spare_id, request=i.request) for i in items]
         )
         for k, (inp, decision) in enumerate(zip(items, result.decisions, strict=True)):
@@ -167,10 +167,13 @@ class InventoryLedger:
             self._answers[inp.spare_id] = self._outcome(inp, decision)
         return []
 
-    async def _place_local(self, requests: list[BatchRequest]) -> PlaceVmsResult:
-        # A local activity: spares wait for this answer inside their reserve activities, which
-        # hold the task queue's activity slots; a placement queued behind them would starve.
-        return await workflow.execute_local_activity_method(
+    async def _place_batch(self, requests: list[BatchRequest]) -> PlaceVmsResult:
+        # A regular activity, not a local one: its input and result are events in history, so a
+        # replay hands the answer back at the same point among the updates that arrived. (A local
+        # activity's result could come back at another point and find a different batch.)
+        # Spares wait for this answer inside their reserve activities, which hold activity
+        # slots: the worker's `max_concurrent_activities` leaves room for it.
+        return await workflow.execute_activity_method(
             PlacementActivities.place_vms,
             PlaceVmsInput(
                 inventory=self._state.inventory,
@@ -242,7 +245,7 @@ class InventoryLedger:
 
     async def _place(self, request: VmRequest) -> PlaceVmResult:
         if workflow.patched(BATCHED_PLACEMENT):
-            placed = await self._place_local([BatchRequest(spare_id=request.name, request=request)])
+            placed = await self._place_batch([BatchRequest(spare_id=request.name, request=request)])
             return placed.decisions[0]
         return await workflow.execute_activity_method(
             PlacementActivities.place_vm,
