@@ -24,8 +24,9 @@ READY_POLL_SECONDS = 0.5
 
 
 def _cpu(proc: psutil.Process) -> float:
+    """User and system seconds, with those of its ended children (ansible-playbook runs)."""
     times = proc.cpu_times()
-    return float(times.user + times.system)
+    return float(times.user + times.system + times.children_user + times.children_system)
 
 
 @dataclass
