@@ -11,6 +11,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+import httpx
 import psutil
 from orchestration_baseline import MINIMAL_WORKFLOW
 from orchestration_history import create_vm_latencies, percentile
@@ -21,6 +22,7 @@ from workflows.spare_models import ReleaseRequest, SpareRequest, SpareResult
 
 RELEASE_SIGNAL = "request_release"
 READY_POLL_SECONDS = 0.5
+POST_ATTEMPTS = 3
 
 
 def _cpu(proc: psutil.Process) -> float:
@@ -115,6 +117,22 @@ async def spares_via_client(stack: BenchStack, count: int) -> Run:
     return run
 
 
+async def prepare(stack: BenchStack, req: SpareRequest) -> None:
+    """POST /spare/prepare; sent again if a kept-alive connection closed under it (the POST is
+    idempotent by request_id: the same body finds the same spare)."""
+    for attempt in range(POST_ATTEMPTS):
+        try:
+            answer = await stack.http.post(
+                f"{stack.api_url}/spare/prepare", json=req.model_dump(mode="json")
+            )
+        except httpx.TransportError:
+            if attempt == POST_ATTEMPTS - 1:
+                raise
+            continue
+        answer.raise_for_status()
+        return
+
+
 async def spares_via_api(stack: BenchStack, count: int) -> Run:
     """POST /spare/prepare for each, then the release signal; latency read from histories."""
     cluster, run = f"a{tag()}", Run(count)
@@ -123,10 +141,7 @@ async def spares_via_api(stack: BenchStack, count: int) -> Run:
     async def one(i: int) -> bool:
         req = spare_request(cluster, i)
         sent_at[req.spare_id] = time.time()
-        answer = await stack.http.post(
-            f"{stack.api_url}/spare/prepare", json=req.model_dump(mode="json")
-        )
-        answer.raise_for_status()
+        await prepare(stack, req)
         handle = stack.client.get_workflow_handle(req.spare_id)
         await handle.signal(RELEASE_SIGNAL, ReleaseRequest(reason="benchmark"))
         return await _finish(stack, req.spare_id)
