@@ -150,6 +150,13 @@ class Host(BaseModel):
     vm_quota: int | None = Field(default=None, ge=0, le=MAX_AMOUNT)
     unschedulable: bool = False
 
+    @field_validator("taints")
+    @classmethod
+    def _one_of_each_taint(cls, taints: list[Taint]) -> list[Taint]:
+        # A Node holds a taint once; an inventory that repeats one means the same taint, and
+        # counting it twice would weigh the host down in TaintToleration.
+        return list(dict.fromkeys(taints))
+
 
 class ExistingVm(BaseModel):
     name: str

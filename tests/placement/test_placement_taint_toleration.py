@@ -117,3 +117,15 @@ def test_score_is_left_out_when_no_candidate_has_a_soft_taint() -> None:
     decision = decide(placement_input(hosts))
     assert "TaintToleration" not in decision.scores["h0"]
     assert decision.plugins == ("NodeResourcesFit", "NodeResourcesBalancedAllocation")
+
+
+def test_a_taint_listed_twice_counts_once() -> None:
+    soft = taint("maint", "yes", "PreferNoSchedule")
+    hosts = [
+        host("a", taints=[taint("gpu", "", "PreferNoSchedule")]),
+        host("b", taints=[soft, soft, taint("disk", "old", "PreferNoSchedule")]),
+        host("c", taints=[soft, soft]),
+    ]
+    d = decide(placement_input(hosts))
+    # a and c each carry one untolerated soft taint, b two: only b scores lower.
+    assert {h: s["TaintToleration"] for h, s in d.scores.items()} == {"a": 50, "b": 0, "c": 50}
