@@ -94,10 +94,17 @@ class Provisioner(Protocol):
 
 
 @functools.cache
-def _venv_path() -> str:
-    """PATH with this interpreter's scripts dir first: ansible-runner needs ansible-playbook."""
+def ansible_envvars() -> dict[str, str]:
+    """Environment of a playbook run: this interpreter's scripts dir first on PATH
+    (ansible-runner needs ansible-playbook there) and none of Ansible's console noise."""
     scripts = sysconfig.get_path("scripts")
-    return os.pathsep.join([scripts, os.environ.get("PATH", "")])
+    return {
+        "PATH": os.pathsep.join([scripts, os.environ.get("PATH", "")]),
+        "ANSIBLE_LOCALHOST_WARNING": "false",
+        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
+        "ANSIBLE_RETRY_FILES_ENABLED": "false",
+        "ANSIBLE_NOCOLOR": "true",
+    }
 
 
 def as_data(value: Any) -> Any:
@@ -206,13 +213,7 @@ class AnsibleProvisioner:
             playbook=str(self.playbook_dir / playbook),
             # Site variables are the operator's and may be templates; the request's are data.
             extravars={**self.extravars, **as_data(extravars), "provider": self.provider},
-            envvars={
-                "PATH": _venv_path(),
-                "ANSIBLE_LOCALHOST_WARNING": "false",
-                "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
-                "ANSIBLE_RETRY_FILES_ENABLED": "false",
-                "ANSIBLE_NOCOLOR": "true",
-            },
+            envvars=ansible_envvars(),
             settings={"pexpect_timeout": 0.5, "suppress_ansible_output": True},
             quiet=True,
             event_handler=on_event,

@@ -14,11 +14,12 @@ import functools
 import json
 import os
 import sys
-import sysconfig
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from activities.provisioning import ansible_envvars
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXTRAVARS_SCRIPT = REPO_ROOT / "deploy" / "gitlab" / "vm_extravars.py"
@@ -73,19 +74,12 @@ async def _ansible(
             write(text)  # list.append from the runner's thread: atomic
         return True
 
-    scripts = sysconfig.get_path("scripts")
     run = functools.partial(
         ansible_runner.run,
         private_data_dir=str(workdir / "runner"),
         playbook=str(playbook.resolve()),
         extravars=extravars,
-        envvars={
-            "PATH": os.pathsep.join([scripts, os.environ.get("PATH", "")]),
-            "ANSIBLE_LOCALHOST_WARNING": "false",
-            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
-            "ANSIBLE_RETRY_FILES_ENABLED": "false",
-            "ANSIBLE_NOCOLOR": "true",
-        },
+        envvars=ansible_envvars(),
         settings={"pexpect_timeout": 0.5, "suppress_ansible_output": True},
         quiet=True,
         event_handler=on_event,

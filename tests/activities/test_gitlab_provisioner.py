@@ -5,7 +5,6 @@ real HTTP with the real python-gitlab; the pipelines run the real lab playbook. 
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -28,26 +27,13 @@ from activities.provisioning import (
 from lab.gitlab import PROJECT_PATH, LabGitLab
 from lab.hypervisor import LabHypervisor
 from tests.helpers import assert_eventually
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.lab_gitlab import running_lab_gitlab
 
 
 @pytest.fixture
 async def lab(tmp_path: Path) -> AsyncIterator[tuple[LabGitLab, LabHypervisor]]:
-    hv = LabHypervisor([{"name": "bm-1", "cpu_capacity": 16, "memory_mb_capacity": 65536}])
-    await hv.start()
-    server = LabGitLab(
-        REPO / "playbooks",
-        {
-            "VIRTFLOW_PROVIDER": "lab",
-            "VIRTFLOW_EXTRAVARS": json.dumps({"lab_hypervisor_url": hv.url}),
-        },
-        workdir=tmp_path / "gitlab",
-    )
-    await server.start()
-    yield server, hv
-    await server.stop()
-    await hv.stop()
+    async with running_lab_gitlab(tmp_path / "gitlab") as servers:
+        yield servers
 
 
 def provisioner_for(server: LabGitLab, url: str | None = None, **tokens: str) -> GitLabProvisioner:

@@ -19,6 +19,7 @@ from gitlab.v4.objects import Project
 from lab.gitlab import PROJECT_PATH, LabGitLab
 from lab.hypervisor import LabHypervisor
 from tests.helpers import assert_eventually
+from tests.lab_gitlab import running_lab_gitlab
 
 REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -30,20 +31,8 @@ async def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 @pytest.fixture
 async def lab(tmp_path: Path) -> AsyncIterator[tuple[LabGitLab, LabHypervisor]]:
-    hv = LabHypervisor([{"name": "bm-1", "cpu_capacity": 16, "memory_mb_capacity": 65536}])
-    await hv.start()
-    server = LabGitLab(
-        REPO / "playbooks",
-        {
-            "VIRTFLOW_PROVIDER": "lab",
-            "VIRTFLOW_EXTRAVARS": json.dumps({"lab_hypervisor_url": hv.url}),
-        },
-        workdir=tmp_path / "gitlab",
-    )
-    await server.start()
-    yield server, hv
-    await server.stop()
-    await hv.stop()
+    async with running_lab_gitlab(tmp_path / "gitlab") as servers:
+        yield servers
 
 
 def project_of(server: LabGitLab, token: str | None = None) -> Project:
