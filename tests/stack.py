@@ -102,6 +102,25 @@ def with_lab_gitlab(settings: Settings, lab: LabStack) -> Settings:
     )
 
 
+def uniform_site(hosts: int, cpu_each: int) -> dict[str, Any]:
+    """An inventory of identical empty hosts with `cpu_each` CPUs: room is easy to count."""
+    return {
+        "hosts": [
+            {
+                "name": f"bm-{i:02d}",
+                "pool": "general",
+                "cpu_capacity": cpu_each,
+                "cpu_allocated": 0,
+                "cpu_allocation_ratio": 1.0,
+                "memory_mb_capacity": 65536,
+                "memory_mb_allocated": 0,
+                "memory_allocation_ratio": 1.0,
+            }
+            for i in range(hosts)
+        ]
+    }
+
+
 async def wait_phase(handle: WorkflowHandle[Any, Any], phase: Phase, timeout: float = 60) -> None:
     async def reached() -> None:
         status = await handle.query(PrepareSpare.status)

@@ -12,7 +12,6 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -24,6 +23,7 @@ from temporalio.client import Client
 
 from lab.stack import LabStack
 from tests.helpers import assert_eventually
+from tests.stack import uniform_site
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
 from webhooks.signing import generate_secret
@@ -34,24 +34,6 @@ from workflows.spare_models import Phase, ReleaseRequest, SpareRequest, SpareRes
 
 SPARES = 20
 WORKERS = 2
-
-
-def site(hosts: int, cpu_each: int) -> dict[str, Any]:
-    return {
-        "hosts": [
-            {
-                "name": f"bm-{i:02d}",
-                "pool": "general",
-                "cpu_capacity": cpu_each,
-                "cpu_allocated": 0,
-                "cpu_allocation_ratio": 1.0,
-                "memory_mb_capacity": 65536,
-                "memory_mb_allocated": 0,
-                "memory_allocation_ratio": 1.0,
-            }
-            for i in range(hosts)
-        ]
-    }
 
 
 class Secrets:
@@ -165,7 +147,7 @@ async def test_two_worker_processes_share_twenty_spares(
     client: Client, task_queue: str, tmp_path: Path, workers: list[subprocess.Popen[bytes]]
 ) -> None:
     secrets = Secrets()
-    lab = LabStack(inventory_doc=site(hosts=10, cpu_each=8), ready_delay=0.3)
+    lab = LabStack(inventory_doc=uniform_site(hosts=10, cpu_each=8), ready_delay=0.3)
     await lab.start(tmp_path / "lab")
     receiver = create_receiver_app([secrets.webhook], tmp_path / "receiver.db")
     try:

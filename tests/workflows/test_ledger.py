@@ -11,29 +11,11 @@ from temporalio.exceptions import ApplicationError
 
 from placement.reservations import Reservation
 from tests.helpers import assert_eventually
-from tests.stack import Stack, ledger_reservations, wait_phase
+from tests.stack import Stack, ledger_reservations, uniform_site, wait_phase
 from workflows.ledger import InventoryLedger
 from workflows.names import ledger_workflow_id
 from workflows.prepare_spare import PrepareSpare
 from workflows.spare_models import Phase, ReleaseRequest
-
-
-def small_site(hosts: int, cpu_each: int) -> dict[str, Any]:
-    return {
-        "hosts": [
-            {
-                "name": f"bm-{i:02d}",
-                "pool": "general",
-                "cpu_capacity": cpu_each,
-                "cpu_allocated": 0,
-                "cpu_allocation_ratio": 1.0,
-                "memory_mb_capacity": 65536,
-                "memory_mb_allocated": 0,
-                "memory_allocation_ratio": 1.0,
-            }
-            for i in range(hosts)
-        ]
-    }
 
 
 def by_host(reservations: list[Reservation]) -> dict[str, int]:
@@ -46,7 +28,7 @@ def by_host(reservations: list[Reservation]) -> dict[str, int]:
 class TestThirtySparesOnRoomForTen:
     @pytest.fixture
     def inventory_doc(self) -> dict[str, Any]:
-        return small_site(hosts=5, cpu_each=8)  # 5 hosts x 2 spares of 4 CPUs
+        return uniform_site(hosts=5, cpu_each=8)  # 5 hosts x 2 spares of 4 CPUs
 
     async def test_exactly_ten_are_reserved_and_twenty_fail_with_no_capacity(
         self, stack: Stack
@@ -71,7 +53,7 @@ class TestThirtySparesOnRoomForTen:
 class TestWaitingForCapacity:
     @pytest.fixture
     def inventory_doc(self) -> dict[str, Any]:
-        return small_site(hosts=2, cpu_each=4)  # room for exactly two spares of 4 CPUs
+        return uniform_site(hosts=2, cpu_each=4)  # room for exactly two spares of 4 CPUs
 
     async def test_waiters_are_placed_by_priority_then_arrival_as_room_frees(
         self, stack: Stack
