@@ -39,5 +39,6 @@ class BalancedAllocation:
 
 
 def _fraction_v(r: IntArray, cap: IntArray) -> np.ndarray:
-    ratio = r / np.where(cap == 0, 1, cap)
-    return np.where(cap == 0, 1.0, np.minimum(ratio, 1.0))
+    fraction = np.ones(len(cap))  # a zero capacity counts as full
+    np.divide(r, cap, out=fraction, where=cap > 0)
+    return np.minimum(fraction, 1.0, out=fraction)

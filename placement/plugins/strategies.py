@@ -47,7 +47,11 @@ def _safe(cap: IntArray) -> IntArray:
 
 
 def least_allocated_v(r: IntArray, cap: IntArray) -> IntArray:
-    return np.where((cap == 0) | (r > cap), 0, ((cap - r) * 100) // _safe(cap))
+    # Free room, 0 when over-full; where cap is 0 the room is 0 too and stays the answer.
+    free = cap - r
+    np.maximum(free, 0, out=free)
+    free *= 100
+    return np.floor_divide(free, cap, out=free, where=cap > 0)
 
 
 def most_allocated_v(r: IntArray, cap: IntArray) -> IntArray:
