@@ -13,11 +13,15 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowFailureError, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Replayer
 
 from activities.kubernetes import SPARE_LABEL
+from activities.ledger import FreeInput, LedgerActivities, ReserveInput
+from placement.models import VmRequest
 from tests.stack import Stack, wait_phase
 from worker.worker import WORKFLOWS
+from workflows.ledger import InventoryLedger
 from workflows.names import ledger_workflow_id, release_workflow_id
 from workflows.prepare_spare import PrepareSpare
 from workflows.reconcile_spares import ReconcileInput, ReconcileSpares
@@ -120,3 +124,41 @@ async def release_children(stack: Stack, req: SpareRequest) -> list[WorkflowHist
     run_id = (await stack.client.get_workflow_handle(req.spare_id).describe()).run_id
     child = stack.client.get_workflow_handle(f"{release_workflow_id(req.spare_id)}-{run_id[:8]}")
     return [await child.fetch_history()]
+
+
+async def test_the_ledger_continues_as_new_with_its_reservations_and_replays(
+    stack: Stack,
+) -> None:
+    """The session server suggests continue-as-new at 200 events; enough reserve/free pairs
+    get there. The reservation held from the start must survive into the new run."""
+    ledger = LedgerActivities(stack.client)
+    env = ActivityEnvironment()
+
+    def reserve_input(spare_id: str) -> ReserveInput:
+        return ReserveInput(
+            ledger_id=ledger_workflow_id(stack.inventory),
+            task_queue=stack.task_queue,
+            inventory=stack.inventory,
+            spare_id=spare_id,
+            request=VmRequest(name=spare_id, cpu=1, memory_mb=512),
+        )
+
+    held = await env.run(ledger.reserve_capacity, reserve_input("spare-held"))
+    assert held.status == "reserved"
+    handle = stack.client.get_workflow_handle(ledger_workflow_id(stack.inventory))
+    first_run = (await handle.describe()).run_id
+    for n in range(60):
+        inp = reserve_input(f"spare-churn-{n}")
+        assert (await env.run(ledger.reserve_capacity, inp)).status == "reserved"
+        free = FreeInput(
+            **inp.model_dump(include={"ledger_id", "task_queue", "inventory", "spare_id"})
+        )
+        await env.run(ledger.free_capacity, free)
+        if (await handle.describe()).run_id != first_run:
+            break
+    else:
+        pytest.fail("the ledger never continued as new")
+    reservations = await handle.query(InventoryLedger.reservations)
+    assert [r.spare_id for r in reservations] == ["spare-held"]
+    first = stack.client.get_workflow_handle(handle.id, run_id=first_run)
+    await replay_and_keep(await first.fetch_history())
