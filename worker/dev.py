@@ -36,6 +36,7 @@ from .worker import run_worker
 
 LAB_RECEIVER = "upgradectrl"
 SERVER_START_TIMEOUT_SECONDS = 60.0
+START_ATTEMPTS = 3
 SERVER_STOP_TIMEOUT_SECONDS = 10.0
 _PR_SET_PDEATHSIG = 1
 
@@ -52,6 +53,10 @@ class LabPorts:
 
     def items(self) -> list[tuple[str, int]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
+
+
+class _RandomPortTaken(Exception):
+    """A port the dev server chose for itself was taken before it bound it."""
 
 
 class PortBusy(Exception):
@@ -163,6 +168,13 @@ class TemporalDevServer:
 
     async def start(self, settings: Settings) -> Client:
         """Start the server and return a client once it answers."""
+        for attempt in range(1, START_ATTEMPTS + 1):
+            with contextlib.suppress(_RandomPortTaken):
+                return await self._start_once(settings, last_attempt=attempt == START_ATTEMPTS)
+        raise AssertionError("unreachable: the last attempt raises")
+
+    async def _start_once(self, settings: Settings, *, last_attempt: bool) -> Client:
+        log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
         with self.log_path.open("ab") as log:
             # Own session: Ctrl-C reaches us only, and we stop the server after the worker.
             self._proc = await asyncio.create_subprocess_exec(
@@ -177,6 +189,13 @@ class TemporalDevServer:
         async with asyncio.timeout(SERVER_START_TIMEOUT_SECONDS):
             while True:
                 if self._proc.returncode is not None:
+                    # The server picks its HTTP, metrics and internal ports itself, between
+                    # choosing and binding one another process may take it: start again.
+                    with self.log_path.open("rb") as log:
+                        log.seek(log_start)
+                        taken = b"address already in use" in log.read()
+                    if taken and not last_attempt:
+                        raise _RandomPortTaken
                     raise RuntimeError(
                         f"the Temporal dev server exited with {self._proc.returncode}; "
                         f"see {self.log_path}"
