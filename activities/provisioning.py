@@ -107,6 +107,22 @@ def ansible_envvars() -> dict[str, str]:
     }
 
 
+async def run_stoppable(
+    run: Callable[[], Any], cancelled: threading.Event, executor: ThreadPoolExecutor | None = None
+) -> Any:
+    """Run a blocking ansible-runner call in a thread. If the caller is cancelled, set
+    `cancelled` (the runner's cancel callback), wait until the runner has stopped and reaped
+    ansible-playbook, then let the cancellation go on."""
+    future = asyncio.get_running_loop().run_in_executor(executor, run)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        cancelled.set()
+        with contextlib.suppress(Exception):
+            await future
+        raise
+
+
 def as_data(value: Any) -> Any:
     """Mark every string unsafe for Ansible, so `{{ ... }}` from a request is never templated.
 
@@ -219,16 +235,8 @@ class AnsibleProvisioner:
             event_handler=on_event,
             cancel_callback=cancelled.is_set,
         )
-        future = loop.run_in_executor(self._executor, run)
         try:
-            try:
-                runner = await asyncio.shield(future)
-            except asyncio.CancelledError:
-                # Stop ansible-playbook, wait for the runner to reap it, then give up.
-                cancelled.set()
-                with contextlib.suppress(Exception):
-                    await future
-                raise
+            runner = await run_stoppable(run, cancelled, self._executor)
         finally:
             shutil.rmtree(private_dir, ignore_errors=True)
         outcome = _RunOutcome(status=runner.status, rc=runner.rc, **collected)

@@ -9,7 +9,6 @@ Cancelling the coroutine stops ansible-playbook before it returns.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import json
 import os
@@ -19,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from activities.provisioning import ansible_envvars
+from activities.provisioning import ansible_envvars, run_stoppable
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXTRAVARS_SCRIPT = REPO_ROOT / "deploy" / "gitlab" / "vm_extravars.py"
@@ -85,12 +84,5 @@ async def _ansible(
         event_handler=on_event,
         cancel_callback=cancelled.is_set,
     )
-    future = asyncio.get_running_loop().run_in_executor(None, run)
-    try:
-        runner = await asyncio.shield(future)
-    except asyncio.CancelledError:
-        cancelled.set()
-        with contextlib.suppress(Exception):
-            await future
-        raise
+    runner = await run_stoppable(run, cancelled)
     return str(runner.status)
