@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
         PlaceVmResult,
         PlaceVmsInput,
         PlaceVmsResult,
+        reservation_for,
     )
     from placement.models import VmRequest
     from placement.reservations import Reservation
@@ -263,16 +264,7 @@ class InventoryLedger:
     ) -> Reservation:
         if decision.host is None:
             raise ApplicationError("cannot record a reservation without a host")
-        reservation = Reservation(
-            spare_id=spare_id,
-            vm_name=request.name,
-            host=decision.host,
-            cpu=request.cpu,
-            memory_mb=request.memory_mb,
-            gpu=request.gpu,
-            group=request.anti_affinity_group,
-            vmid=decision.vmid,
-        )
+        reservation = reservation_for(spare_id, request, decision.host, decision.vmid)
         self._state.reservations[spare_id] = reservation
         if show:
             workflow.set_current_details(self._details())
