@@ -118,7 +118,7 @@ async def collection(request: Request, state: ApiState) -> Response:
     matches = _predicate(request)
     if request.query_params.get("watch", "").lower() in ("true", "1"):
         return _watch(request, state.store, resource, scope, matches)
-    items = [o for o in state.store.list(resource, scope) if matches(o)]
+    items = state.store.list(resource, scope, where=matches)
     return _json(
         {
             "kind": f"{KINDS[resource]}List",
@@ -193,7 +193,7 @@ def _watch(
     if since == 0:
         rv = store.resource_version
         backlog: list[Event] | None = [
-            Event(rv, "ADDED", resource, o) for o in store.list(resource, namespace)
+            Event(rv, "ADDED", resource, o) for o in store.list(resource, namespace, matches)
         ]
     else:
         backlog = store.events_since(resource, since)

@@ -13,6 +13,7 @@ import secrets
 import string
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -72,13 +73,22 @@ class KubeStore:
     def _bucket(self, resource: str) -> dict[tuple[str, str], Obj]:
         return self._objects[resource]
 
-    def list(self, resource: str, namespace: str | None = None) -> builtins.list[Obj]:
-        items = [
+    def list(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        where: Callable[[Obj], bool] | None = None,
+    ) -> builtins.list[Obj]:
+        """Copies of the objects in the namespace that `where` accepts, by name.
+
+        Only the matches are copied: a selector that picks one Node out of hundreds must not
+        cost hundreds of copies (a real API server filters before it serialises, too).
+        """
+        return [
             copy.deepcopy(obj)
             for (ns, _), obj in sorted(self._bucket(resource).items())
-            if namespace is None or ns == namespace
+            if (namespace is None or ns == namespace) and (where is None or where(obj))
         ]
-        return items
 
     def get(self, resource: str, namespace: str, name: str) -> Obj | None:
         obj = self._bucket(resource).get((namespace, name))
@@ -163,7 +173,13 @@ class KubeStore:
         oldest = self._history[0].rv if self._history else self._rv + 1
         if rv < oldest - 1:
             return None
-        return [e for e in self._history if e.rv > rv and e.resource == resource]
+        newer: builtins.list[Event] = []
+        for event in reversed(self._history):  # newest first: usually only a few are newer
+            if event.rv <= rv:
+                break
+            if event.resource == resource:
+                newer.append(event)
+        return newer[::-1]
 
     def compact(self) -> None:
         """Forget the event history, so any watch resuming from an old version gets 410."""

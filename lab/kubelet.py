@@ -183,11 +183,10 @@ class Kubelet:
     async def _unregister(self, name: str) -> None:
         self._cancel_timer(name)
         store = self.api.store
-        for pod in store.list("pods"):
-            if pod["spec"].get("nodeName") == name:
-                meta = pod["metadata"]
-                with contextlib.suppress(KubeError):  # evicted meanwhile
-                    store.delete("pods", meta["namespace"], meta["name"])
+        for pod in store.list("pods", where=lambda p: p["spec"].get("nodeName") == name):
+            meta = pod["metadata"]
+            with contextlib.suppress(KubeError):  # evicted meanwhile
+                store.delete("pods", meta["namespace"], meta["name"])
         with contextlib.suppress(KubeError):  # deleted by a release: vm_stopped is idempotent
             store.delete("nodes", "", name)
 

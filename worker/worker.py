@@ -102,7 +102,7 @@ def build_activities(settings: Settings, client: Client) -> list[Callable[..., A
 
 # Pure data models and constants, imported once rather than once per workflow instance: the
 # sandbox otherwise rebuilds every pydantic class of these modules for each spare.
-SANDBOX_PASSTHROUGH = ("workflows.spare_models", "workflows.names")
+SANDBOX_PASSTHROUGH = ("workflows.spare_models", "workflows.release_models", "workflows.names")
 
 
 def build_worker(

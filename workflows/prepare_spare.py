@@ -47,7 +47,8 @@ with workflow.unsafe.imports_passed_through():
 from .names import CLUSTER, HOST, PHASE, POOL, PREPARE_SPARE, ledger_workflow_id
 from .names import release_workflow_id as release_id
 from .notifier import Notifier
-from .release_spare import ReleaseInput, ReleaseResult, ReleaseSpare, free_reservation
+from .release_models import ReleaseInput, ReleaseResult
+from .release_spare import ReleaseSpare, free_reservation
 from .spare_models import (
     Phase,
     ReleaseRequest,

@@ -28,7 +28,8 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from .names import RECONCILE_SPARES, release_workflow_id
-from .release_spare import ReleaseInput, ReleaseSpare
+from .release_models import ReleaseInput
+from .release_spare import ReleaseSpare
 
 SCAN_TIMEOUT = timedelta(minutes=2)
 # A scan that cannot reach Kubernetes or Temporal fails this run; the next run tries again.

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pydantic import BaseModel, Field
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
@@ -24,27 +23,11 @@ with workflow.unsafe.imports_passed_through():
     from activities.timeouts import ActivityTimeouts
 
 from .names import RELEASE_SPARE, ledger_workflow_id
+from .release_models import ReleaseInput, ReleaseResult
 
 DESTROY_TIMEOUT = timedelta(minutes=20)
 # Release must eventually succeed: keep retrying transient faults, with a bounded interval.
 KEEP_TRYING = RetryPolicy(maximum_interval=timedelta(minutes=1))
-
-
-class ReleaseInput(BaseModel):
-    spare_id: str
-    vm_name: str
-    host: str | None = None
-    inventory: str = "default"
-    drain_timeout_seconds: int = Field(default=600, ge=1)
-    reason: str = "released"
-    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
-
-
-class ReleaseResult(BaseModel):
-    spare_id: str
-    evicted: list[str] = Field(default_factory=list)
-    not_evicted: list[str] = Field(default_factory=list)
-    freed: bool = False
 
 
 @workflow.defn(name=RELEASE_SPARE)
