@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from .timeouts import heartbeat_interval
+from .timeouts import QuietHeartbeat, heartbeat_interval
 
 SPARE_LABEL = "virtflow.io/spare"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -155,6 +155,7 @@ class _Progress:
     def __init__(self) -> None:
         self.gaps = ["node not registered"]
         self.api_error: str | None = None
+        self.beats = QuietHeartbeat()
 
     @property
     def missing(self) -> list[str]:
@@ -164,8 +165,11 @@ class _Progress:
     def observe(self, node: Node | None) -> bool:
         self.gaps = readiness_gaps(node)
         self.api_error = None
-        activity.heartbeat(self.missing)
+        self.report()
         return not self.gaps
+
+    def report(self) -> None:
+        self.beats.beat(self.missing)
 
 
 class KubernetesActivities:
@@ -201,7 +205,7 @@ class KubernetesActivities:
         """Never returns ready=True unless a Node object just observed has no gaps."""
         progress = _Progress()
         every = heartbeat_interval(inp.poll_hint_seconds)
-        beat = asyncio.create_task(self._heartbeat_every(progress, every))
+        beat = asyncio.create_task(progress.beats.keep_beating(every, lambda: progress.missing))
         try:
             if inp.max_wait_seconds is None:
                 await self._until_ready(inp, progress)
@@ -216,12 +220,6 @@ class KubernetesActivities:
         finally:
             beat.cancel()
         return NodeReadyResult(node_name=inp.node_name, ready=True, missing=[])
-
-    @staticmethod
-    async def _heartbeat_every(progress: _Progress, interval: float) -> None:
-        while True:
-            activity.heartbeat(progress.missing)
-            await asyncio.sleep(interval)
 
     async def _until_ready(self, inp: WaitNodeReadyInput, progress: _Progress) -> None:
         """List, then watch from the list's version; on any failure re-list after a backoff."""
@@ -251,7 +249,7 @@ class KubernetesActivities:
                 # The API answered since the last failure: a new outage backs off from the start.
                 delay = FIRST_RETRY_SECONDS
             progress.api_error = error
-            activity.heartbeat(progress.missing)
+            progress.report()
             await asyncio.sleep(delay)
             delay = min(delay * 2, inp.poll_hint_seconds)
 
@@ -304,16 +302,22 @@ class KubernetesActivities:
         ignored = sorted(_pod_key(p) for p in pods if _left_alone(p))
         pending = {_pod_key(p): p for p in pods if not _left_alone(p)}
         evicted: list[str] = []
-        while True:
-            for key, pod in list(pending.items()):
-                if await self._evict(pod):
-                    evicted.append(key)
-                    del pending[key]
-            activity.heartbeat({"evicted": evicted, "pending": sorted(pending)})
-            remaining = deadline - loop.time()
-            if not pending or remaining <= 0:
-                break
-            await asyncio.sleep(min(inp.retry_interval_seconds, remaining, heartbeat_interval(5)))
+        beats = QuietHeartbeat()
+        flush = asyncio.create_task(beats.flush_after_quiet())
+        try:
+            while True:
+                for key, pod in list(pending.items()):
+                    if await self._evict(pod):
+                        evicted.append(key)
+                        del pending[key]
+                remaining = deadline - loop.time()
+                if not pending or remaining <= 0:
+                    break  # the result says the rest: no heartbeat
+                beats.beat({"evicted": list(evicted), "pending": sorted(pending)})
+                pause = min(inp.retry_interval_seconds, remaining, heartbeat_interval(5))
+                await asyncio.sleep(pause)
+        finally:
+            flush.cancel()
         result = DrainNodeResult(evicted=sorted(evicted), skipped=sorted(pending), ignored=ignored)
         if pending and inp.fail_on_timeout:
             raise ApplicationError(

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from .timeouts import heartbeat_interval
+from .timeouts import QuietHeartbeat, heartbeat_interval
 
 # A failed task whose message starts with this marker may heal by itself (5xx, connection
 # refused): the playbooks use it so the activity can leave the retry to the engine.
@@ -278,17 +278,14 @@ class ProvisioningActivities:
 
     async def _guarded(self, call: Callable[[Progress], Any]) -> Any:
         last = {"task": "starting"}
+        beats = QuietHeartbeat()
 
         def progress(task: str) -> None:
             last["task"] = task
-            activity.heartbeat({"task": task})
+            beats.beat({"task": task})
 
-        async def keep_beating() -> None:
-            while True:
-                await asyncio.sleep(heartbeat_interval(HEARTBEAT_EVERY_SECONDS))
-                activity.heartbeat({"task": last["task"]})
-
-        beat = asyncio.create_task(keep_beating())
+        every = heartbeat_interval(HEARTBEAT_EVERY_SECONDS)
+        beat = asyncio.create_task(beats.keep_beating(every, lambda: {"task": last["task"]}))
         try:
             return await call(progress)
         except ProvisioningFailed as err:

@@ -108,6 +108,17 @@ def test_readiness_gaps(case: str, node: dict[str, Any] | None, gaps: list[str])
         assert readiness_gaps(model) == gaps  # type: ignore[arg-type]
 
 
+async def test_a_node_ready_at_once_is_waited_for_without_a_heartbeat(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    await lab.kubelet.vm_started("vm1", None, {})
+    await eventually(lambda: readiness_gaps(lab.api.store.get("nodes", "", "vm1")) == [])
+    beats = Heartbeats()
+    result = await beats.env.run(acts.wait_node_ready, WaitNodeReadyInput(node_name="vm1"))
+    assert result.ready
+    assert beats.seen == []  # done within the quiet period: no heartbeat RPC
+
+
 async def test_wait_returns_ready_after_the_kubelet_delay(
     lab: KubeLab, acts: KubernetesActivities
 ) -> None:
@@ -157,10 +168,12 @@ async def test_wait_survives_server_errors_and_dropped_watches(
     lab: KubeLab, acts: KubernetesActivities
 ) -> None:
     lab.kubelet.ready_delay = 0.5
-    await lab.kubelet.vm_started("vm1", None, {})
     beats = Heartbeats()
     inp = WaitNodeReadyInput(node_name="vm1", poll_hint_seconds=0.2)
     waiting = asyncio.create_task(beats.env.run(acts.wait_node_ready, inp))
+    # The first heartbeat ends the quiet period: from then on every state is reported.
+    await eventually(lambda: beats.saw(["node not registered"]))
+    await lab.kubelet.vm_started("vm1", None, {})
     await eventually(lambda: beats.saw(NOT_READY))
     lab.api.fail_next(3, status=500)
     lab.api.drop_watches()
@@ -174,11 +187,12 @@ async def test_wait_survives_server_errors_and_dropped_watches(
 
 async def test_wait_relists_after_410_gone(lab: KubeLab, acts: KubernetesActivities) -> None:
     lab.kubelet.set_behaviour("vm1", late_taint_seconds=0.3)
-    await lab.kubelet.vm_started("vm1", None, {})
     beats = Heartbeats()
     waiting = asyncio.create_task(
         beats.env.run(acts.wait_node_ready, WaitNodeReadyInput(node_name="vm1"))
     )
+    await eventually(lambda: beats.saw(["node not registered"]))  # past the quiet period
+    await lab.kubelet.vm_started("vm1", None, {})
     await eventually(lambda: beats.saw(NOT_READY))
     lab.api.compact_history()
     lab.api.drop_watches(abrupt=False)  # the client resumes from its version: now too old
@@ -215,6 +229,22 @@ async def test_drain_retries_429_until_the_budget_allows(
     lab.api.unblock_eviction("default", "workload-vm1")
     result = await asyncio.wait_for(draining, 10)
     assert (result.evicted, result.skipped) == (["default/workload-vm1"], [])
+
+
+@pytest.mark.parametrize("workload", [True, False], ids=["evicted at once", "nothing to evict"])
+async def test_a_drain_done_in_one_round_sends_no_heartbeat(
+    lab: KubeLab, acts: KubernetesActivities, workload: bool
+) -> None:
+    await lab.kubelet.vm_started("vm1", None, {})
+    if not workload:
+        lab.api.store.delete("pods", "default", "workload-vm1")
+    beats = Heartbeats()
+    result = await beats.env.run(
+        acts.drain_node, DrainNodeInput(node_name="vm1", timeout_seconds=30)
+    )
+    assert result.evicted == (["default/workload-vm1"] if workload else [])
+    assert result.ignored == ["kube-system/kube-proxy-vm1"]
+    assert beats.seen == []
 
 
 async def test_drain_can_be_told_to_fail_on_timeout(
