@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
@@ -14,8 +15,22 @@ CREATE_VM_ACTIVITY = "create_vm"
 FETCH_CONCURRENCY = 20
 
 
-def activity_count(events: Iterable[HistoryEvent]) -> int:
-    return sum(e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED for e in events)
+# The marker a local activity's result is recorded under (Temporal's core SDK names it so).
+LOCAL_ACTIVITY_MARKER = "core_local_activity"
+
+
+def activity_count(events: Iterable[HistoryEvent]) -> tuple[int, int]:
+    """(regular, local) activities in a history."""
+    regular = local = 0
+    for e in events:
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            regular += 1
+        elif (
+            e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+            and e.marker_recorded_event_attributes.marker_name == LOCAL_ACTIVITY_MARKER
+        ):
+            local += 1
+    return regular, local
 
 
 def child_ids(events: Iterable[HistoryEvent]) -> list[str]:
@@ -44,15 +59,33 @@ def activity_started_at(events: Sequence[HistoryEvent], activity_type: str) -> f
     return None
 
 
-async def spare_footprint(client: Client, spare_id: str) -> tuple[int, int]:
+@dataclass
+class Footprint:
+    """What one spare and its release child write: activities by kind, and history events."""
+
+    regular: int = 0
+    local: int = 0
+    events: int = 0
+
+    @property
+    def activities(self) -> int:
+        return self.regular + self.local
+
+    def add(self, events: Sequence[HistoryEvent]) -> None:
+        regular, local = activity_count(events)
+        self.regular += regular
+        self.local += local
+        self.events += len(events)
+
+
+async def spare_footprint(client: Client, spare_id: str) -> Footprint:
     """Activities and history events of one spare: its own and its release child's."""
+    footprint = Footprint()
     events = list((await client.get_workflow_handle(spare_id).fetch_history()).events)
-    activities, total = activity_count(events), len(events)
+    footprint.add(events)
     for child in child_ids(events):
-        child_events = (await client.get_workflow_handle(child).fetch_history()).events
-        activities += activity_count(child_events)
-        total += len(child_events)
-    return activities, total
+        footprint.add(list((await client.get_workflow_handle(child).fetch_history()).events))
+    return footprint
 
 
 async def create_vm_latencies(client: Client, sent_at: dict[str, float]) -> list[float]:

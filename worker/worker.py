@@ -100,9 +100,16 @@ def build_activities(settings: Settings, client: Client) -> list[Callable[..., A
     ]
 
 
-# Pure data models and constants, imported once rather than once per workflow instance: the
-# sandbox otherwise rebuilds every pydantic class of these modules for each spare.
-SANDBOX_PASSTHROUGH = ("workflows.spare_models", "workflows.release_models", "workflows.names")
+# Imported once rather than once per workflow instance: the sandbox otherwise rebuilds every
+# pydantic class and function of these modules for each workflow it runs. Only data models,
+# constants and stateless deterministic helpers belong here; a workflow's own module must not.
+SANDBOX_PASSTHROUGH = (
+    "workflows.spare_models",
+    "workflows.release_models",
+    "workflows.names",
+    "workflows.ledger_calls",
+    "workflows.notifier",
+)
 
 
 def build_worker(

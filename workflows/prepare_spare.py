@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from pydantic import ValidationError
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RetryPolicy, SearchAttributeUpdate
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
@@ -38,17 +38,21 @@ with workflow.unsafe.imports_passed_through():
         ReserveInput,
         ReserveResult,
     )
-    from activities.notify import NotifyActivities, PlanNotificationsInput
+    from activities.notify import (
+        NotifyActivities,
+        PlanNotificationsInput,
+        PlanNotificationsResult,
+    )
     from activities.provisioning import CreateVmInput, ProvisioningActivities, VmFacts, VmSpec
     from placement.models import VmRequest
     from placement.reservations import Reservation
     from webhooks.events import EventType, VmInfo
 
-from .names import CLUSTER, HOST, PHASE, POOL, PREPARE_SPARE, ledger_workflow_id
+from .ledger_calls import free_reservation
+from .names import CLUSTER, HOST, PHASE, POOL, PREPARE_SPARE, RELEASE_SPARE, ledger_workflow_id
 from .names import release_workflow_id as release_id
 from .notifier import Notifier
 from .release_models import ReleaseInput, ReleaseResult
-from .release_spare import ReleaseSpare, free_reservation
 from .spare_models import (
     Phase,
     ReleaseRequest,
@@ -70,6 +74,9 @@ CREATE_RETRY = RetryPolicy(
 RELEASE_SURVIVES_CANCEL = "release-survives-cancel"
 # One readiness probe waits at most this long, then the workflow records what is missing.
 READY_PROBE = 30
+# Spares started after this change write less history: the receivers' plan is a local
+# activity, and search attributes are upserted once per workflow task, changed values only.
+LEANER_HISTORY = "leaner-history-v1"
 
 
 class SpareFailed(Exception):
@@ -89,6 +96,9 @@ class PrepareSpare:
         self._grant: Reservation | None = None
         self._vm_attempted = False
         self._detail = ""
+        self._leaner_history = False
+        self._pending_attributes: dict[str, SearchAttributeUpdate] = {}
+        self._publishing: asyncio.Future[None] | None = None
 
     # --- messages -------------------------------------------------------------------------
 
@@ -128,9 +138,16 @@ class PrepareSpare:
     async def run(self, req: SpareRequest) -> SpareResult:
         spare_id = workflow.info().workflow_id
         self._status = SpareStatus(spare_id=spare_id, cluster=req.cluster, pool=req.pool)
-        workflow.upsert_search_attributes(
-            [CLUSTER.value_set(req.cluster), POOL.value_set(req.pool or "any")]
-        )
+        self._leaner_history = workflow.patched(LEANER_HISTORY)
+        try:
+            return await self._lifecycle(spare_id, req)
+        finally:
+            # Whatever way the spare ends, the search attributes show where it ended.
+            self._publish_attributes()
+
+    async def _lifecycle(self, spare_id: str, req: SpareRequest) -> SpareResult:
+        assert self._status is not None
+        self._set_attributes(CLUSTER.value_set(req.cluster), POOL.value_set(req.pool or "any"))
         self._notifier = Notifier(
             spare_id, req.cluster, req.pool, on_change=self._notifications_changed
         )
@@ -138,16 +155,12 @@ class PrepareSpare:
         reservation: Reservation | None = None
         vm: VmFacts | None = None
         try:
-            plan = await workflow.execute_activity_method(
-                NotifyActivities.plan_notifications,
-                PlanNotificationsInput(receivers=req.receivers),
-                start_to_close_timeout=req.timeouts.call,
-            )
+            plan = await self._plan_notifications(req)
             self._notifier.routes = plan.routes
             self._notifier.event_bus = plan.event_bus
             reservation = await self._reserve(spare_id, req)
             self._status.host, self._status.vmid = reservation.host, reservation.vmid
-            workflow.upsert_search_attributes([HOST.value_set(reservation.host)])
+            self._set_attributes(HOST.value_set(reservation.host))
             self._notifier.send(EventType.RESERVED, host=reservation.host)
 
             self._enter(Phase.CREATING_VM, f"creating {spare_id} on {reservation.host}")
@@ -191,6 +204,19 @@ class PrepareSpare:
         await self._notifier.drain()
         return SpareResult(
             spare_id=spare_id, phase=Phase.RELEASED, host=vm.host, vm=vm, reason=reason
+        )
+
+    async def _plan_notifications(self, req: SpareRequest) -> PlanNotificationsResult:
+        """Which receivers get which events: a lookup in the worker's configuration."""
+        plan = PlanNotificationsInput(receivers=req.receivers)
+        if self._leaner_history:
+            # A local activity: it records its answer like any activity, without a round
+            # trip through the server's task queue.
+            return await workflow.execute_local_activity_method(
+                NotifyActivities.plan_notifications, plan, start_to_close_timeout=req.timeouts.call
+            )
+        return await workflow.execute_activity_method(
+            NotifyActivities.plan_notifications, plan, start_to_close_timeout=req.timeouts.call
         )
 
     async def _reserve(self, spare_id: str, req: SpareRequest) -> Reservation:
@@ -290,6 +316,8 @@ class PrepareSpare:
                 self._waiting(missing)
 
     async def _hold(self, req: SpareRequest) -> str:
+        if self._leaner_history and self._release is not None:
+            return self._release.reason  # asked for before Ready: nothing to wait for
         try:
             await workflow.wait_condition(
                 lambda: self._release is not None, timeout=timedelta(seconds=req.ttl_seconds)
@@ -302,8 +330,10 @@ class PrepareSpare:
     async def _run_release(
         self, spare_id: str, req: SpareRequest, host: str | None, reason: str
     ) -> ReleaseResult:
+        # Started by name: importing ReleaseSpare's module here would rebuild it in the sandbox
+        # for every spare.
         start = workflow.start_child_workflow(
-            ReleaseSpare.run,
+            RELEASE_SPARE,
             ReleaseInput(
                 spare_id=spare_id,
                 vm_name=spare_id,
@@ -315,6 +345,7 @@ class PrepareSpare:
             ),
             id=release_id(spare_id) + f"-{workflow.info().run_id[:8]}",
             static_summary=f"Release {spare_id}: {reason}"[:200],
+            result_type=ReleaseResult,
         )
         if not workflow.patched(RELEASE_SURVIVES_CANCEL):
             return await (await start)
@@ -365,8 +396,35 @@ class PrepareSpare:
         self._status.phase = phase
         self._status.waiting_for = []
         self._status.steps.append(StepRecord(phase=phase, at=workflow.now(), detail=detail))
-        workflow.upsert_search_attributes([PHASE.value_set(phase.value)])
+        self._set_attributes(PHASE.value_set(phase.value))
         self._show(detail)
+
+    def _set_attributes(self, *updates: SearchAttributeUpdate) -> None:
+        """Upsert search attributes once per workflow task, with only the values that changed.
+
+        Phases often follow each other within one task (ready, then releasing at once when
+        the release was already asked for), and each upsert is a history event and a
+        visibility write on the server; visibility only changes when the task completes, so
+        publishing the last value is all anyone could see anyway.
+        """
+        if not self._leaner_history:
+            workflow.upsert_search_attributes(list(updates))
+            return
+        for update in updates:
+            self._pending_attributes[update.key.name] = update
+        if self._publishing is None or self._publishing.done():
+            # Runs once the workflow's code waits, still inside this workflow task.
+            self._publishing = asyncio.ensure_future(self._publish_when_idle())
+
+    async def _publish_when_idle(self) -> None:
+        self._publish_attributes()
+
+    def _publish_attributes(self) -> None:
+        current = workflow.info().typed_search_attributes
+        changed = [u for u in self._pending_attributes.values() if current.get(u.key) != u.value]
+        self._pending_attributes.clear()
+        if changed:
+            workflow.upsert_search_attributes(changed)
 
     def _waiting(self, missing: list[str]) -> None:
         assert self._status is not None

@@ -9,7 +9,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities.kubernetes import (
@@ -18,16 +17,13 @@ with workflow.unsafe.imports_passed_through():
         KubernetesActivities,
         NodeNameInput,
     )
-    from activities.ledger import FreeInput, FreeResult, LedgerActivities
     from activities.provisioning import DestroyVmInput, ProvisioningActivities
-    from activities.timeouts import ActivityTimeouts
 
-from .names import RELEASE_SPARE, ledger_workflow_id
+from .ledger_calls import KEEP_TRYING, free_reservation
+from .names import RELEASE_SPARE
 from .release_models import ReleaseInput, ReleaseResult
 
 DESTROY_TIMEOUT = timedelta(minutes=20)
-# Release must eventually succeed: keep retrying transient faults, with a bounded interval.
-KEEP_TRYING = RetryPolicy(maximum_interval=timedelta(minutes=1))
 
 
 @workflow.defn(name=RELEASE_SPARE)
@@ -85,23 +81,3 @@ class ReleaseSpare:
             not_evicted=drained.skipped,
             freed=freed.freed,
         )
-
-
-async def free_reservation(
-    spare_id: str, inventory: str, timeouts: ActivityTimeouts | None = None
-) -> FreeResult:
-    """Give the spare's room back to its inventory's ledger (also withdraws a waiter)."""
-    timeouts = timeouts or ActivityTimeouts()
-    return await workflow.execute_activity_method(
-        LedgerActivities.free_capacity,
-        FreeInput(
-            ledger_id=ledger_workflow_id(inventory),
-            task_queue=workflow.info().task_queue,
-            inventory=inventory,
-            spare_id=spare_id,
-            timeouts=timeouts,
-        ),
-        start_to_close_timeout=timeouts.ledger,
-        heartbeat_timeout=timeouts.heartbeat,
-        retry_policy=KEEP_TRYING,
-    )

@@ -21,8 +21,8 @@ with workflow.unsafe.imports_passed_through():
     from activities.ledger import LedgerActivities, ReserveInput, ReserveResult
     from placement.models import VmRequest
 
+from .ledger_calls import free_reservation
 from .names import HOST, POOL, SCHEDULE_HOST, ledger_workflow_id
-from .release_spare import free_reservation
 
 # The ledger answers quickly unless the inventory is unreachable; then retry a while.
 LEDGER_RETRY = RetryPolicy(maximum_attempts=20, maximum_interval=timedelta(seconds=30))
