@@ -99,6 +99,7 @@ class PrepareSpare:
         self._leaner_history = False
         self._pending_attributes: dict[str, SearchAttributeUpdate] = {}
         self._publishing: asyncio.Future[None] | None = None
+        self._attributes_wait = False
 
     # --- messages -------------------------------------------------------------------------
 
@@ -211,10 +212,20 @@ class PrepareSpare:
         plan = PlanNotificationsInput(receivers=req.receivers)
         if self._leaner_history:
             # A local activity: it records its answer like any activity, without a round
-            # trip through the server's task queue.
-            return await workflow.execute_local_activity_method(
-                NotifyActivities.plan_notifications, plan, start_to_close_timeout=req.timeouts.call
-            )
+            # trip through the server's task queue. It is answered within this workflow task,
+            # so the search attributes wait for it: what they say before it, nobody could see.
+            self._attributes_wait = True
+            try:
+                return await workflow.execute_local_activity_method(
+                    NotifyActivities.plan_notifications,
+                    plan,
+                    start_to_close_timeout=req.timeouts.call,
+                )
+            except (ApplicationError, TemporalTimeout) as err:
+                # A local activity's failure arrives as is, not inside an ActivityError.
+                raise SpareFailed(_reason(err), _kind(err)) from None
+            finally:
+                self._attributes_wait = False
         return await workflow.execute_activity_method(
             NotifyActivities.plan_notifications, plan, start_to_close_timeout=req.timeouts.call
         )
@@ -347,7 +358,9 @@ class PrepareSpare:
             static_summary=f"Release {spare_id}: {reason}"[:200],
             result_type=ReleaseResult,
         )
-        if not workflow.patched(RELEASE_SURVIVES_CANCEL):
+        # The leaner history came later and includes this change: asking again would only
+        # record a second marker.
+        if not (self._leaner_history or workflow.patched(RELEASE_SURVIVES_CANCEL)):
             return await (await start)
         # A cancel asks for exactly this clean-up: cutting the release short would leave the
         # VM, Node and reservation behind. Shielded, it runs to its end, once.
@@ -417,7 +430,8 @@ class PrepareSpare:
             self._publishing = asyncio.ensure_future(self._publish_when_idle())
 
     async def _publish_when_idle(self) -> None:
-        self._publish_attributes()
+        if not self._attributes_wait:  # else published with the next change or at the end
+            self._publish_attributes()
 
     def _publish_attributes(self) -> None:
         current = workflow.info().typed_search_attributes
@@ -474,7 +488,7 @@ def _not_evicted(released: ReleaseResult) -> str:
     )
 
 
-def _reason(err: ActivityError | ChildWorkflowError) -> str:
+def _reason(err: BaseException) -> str:
     """The innermost message, which is the one a person can act on."""
     cause: BaseException | None = err
     message = str(err)

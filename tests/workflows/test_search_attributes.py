@@ -1,0 +1,79 @@
+"""What a spare shows in the Temporal UI's search, and how little history that costs."""
+
+from __future__ import annotations
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import ApplicationError
+
+from tests.stack import Stack
+from workflows.names import CLUSTER, HOST, PHASE, POOL
+from workflows.prepare_spare import PrepareSpare
+from workflows.spare_models import ReleaseRequest
+
+UPSERT = EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES
+TASK_COMPLETED = EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+
+
+def published_phases(events: list[HistoryEvent]) -> list[list[str]]:
+    """The phases each workflow task published, in order (one list per task that did)."""
+    per_task: list[list[str]] = []
+    for event in events:
+        if event.event_type == TASK_COMPLETED:
+            per_task.append([])
+        elif event.event_type == UPSERT:
+            fields = event.upsert_workflow_search_attributes_event_attributes.search_attributes
+            if PHASE.name in fields.indexed_fields:
+                per_task[-1].append(fields.indexed_fields[PHASE.name].data.decode().strip('"'))
+    return [phases for phases in per_task if phases]
+
+
+async def history(handle: WorkflowHandle[PrepareSpare, object]) -> list[HistoryEvent]:
+    return list((await handle.fetch_history()).events)
+
+
+async def test_a_released_spare_published_each_phase_once_per_workflow_task(stack: Stack) -> None:
+    req = stack.request()
+    # Asked for release before it is Ready: Ready and releasing fall in one workflow task.
+    handle = await stack.client.start_workflow(
+        PrepareSpare.run,
+        req,
+        id=req.spare_id,
+        task_queue=stack.task_queue,
+        start_signal="request_release",
+        start_signal_args=[ReleaseRequest(reason="upgrade done")],
+    )
+    result = await handle.result()
+
+    attributes = (await handle.describe()).typed_search_attributes
+    assert attributes.get(CLUSTER) == "lab"
+    assert attributes.get(POOL) == "any"
+    assert attributes.get(HOST) == result.host
+    assert attributes.get(PHASE) == "released"
+    # "validating" is answered within the first task and "ready" is left within its own
+    # task, so neither reaches visibility; every other phase is written once.
+    assert published_phases(await history(handle)) == [
+        ["reserving"],
+        ["creating_vm"],
+        ["waiting_ready"],
+        ["releasing"],
+        ["released"],
+    ]
+
+
+async def test_a_spare_that_fails_at_once_still_shows_where_it_ended(stack: Stack) -> None:
+    req = stack.request(receivers=["no-such-receiver"])
+    handle = await stack.start(req)
+    with pytest.raises(WorkflowFailureError) as caught:
+        await handle.result()
+    assert isinstance(caught.value.cause, ApplicationError)
+    assert caught.value.cause.type == "UnknownReceiver"
+    assert "no-such-receiver" in caught.value.cause.message
+
+    attributes = (await handle.describe()).typed_search_attributes
+    assert attributes.get(CLUSTER) == "lab"
+    assert attributes.get(PHASE) == "failed"
+    # Nothing was reserved, but the ledger is still told to withdraw the request.
+    assert published_phases(await history(handle)) == [["compensating"], ["failed"]]
