@@ -18,7 +18,12 @@ from orchestration_history import create_vm_latencies, percentile
 from orchestration_stack import BIG_INVENTORY, TASK_QUEUE, BenchStack
 
 from workflows.names import PREPARE_SPARE
-from workflows.spare_models import ReleaseRequest, SpareRequest, SpareResult
+from workflows.spare_models import (
+    ReleaseRequest,
+    SpareRequest,
+    SpareResult,
+    start_search_attributes,
+)
 
 RELEASE_SIGNAL = "request_release"
 READY_POLL_SECONDS = 0.5
@@ -106,6 +111,8 @@ async def spares_via_client(stack: BenchStack, count: int) -> Run:
             req,
             id=req.spare_id,
             task_queue=TASK_QUEUE,
+            # As the API starts a spare (POST /spare/prepare), with its first search attributes.
+            search_attributes=start_search_attributes(req),
             start_signal=RELEASE_SIGNAL,
             start_signal_args=[ReleaseRequest(reason="benchmark")],
         )
@@ -175,7 +182,13 @@ async def hold_spares(stack: BenchStack, count: int) -> tuple[str, list[str]]:
     requests = [spare_request(cluster, i) for i in range(count)]
     await asyncio.gather(
         *(
-            stack.client.start_workflow(PREPARE_SPARE, r, id=r.spare_id, task_queue=TASK_QUEUE)
+            stack.client.start_workflow(
+                PREPARE_SPARE,
+                r,
+                id=r.spare_id,
+                task_queue=TASK_QUEUE,
+                search_attributes=start_search_attributes(r),
+            )
             for r in requests
         )
     )

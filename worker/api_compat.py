@@ -22,7 +22,7 @@ from temporalio.client import (
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import FailureError
 
-from workflows.names import POOL, SCHEDULE_HOST, schedule_workflow_id
+from workflows.names import ANY_POOL, POOL, SCHEDULE_HOST, schedule_workflow_id
 from workflows.schedule_host import (
     DEFAULT_HOLD_SECONDS,
     ReleaseTask,
@@ -95,7 +95,7 @@ async def schedule(
             id=workflow_id,
             task_queue=settings.task_queue,
             search_attributes=TypedSearchAttributes(
-                [SearchAttributePair(POOL, body.requested_pool or "any")]
+                [SearchAttributePair(POOL, body.requested_pool or ANY_POOL)]
             ),
             static_summary=(
                 f"schedule: {body.requested_cpu} CPU, {body.requested_memory} MiB"

@@ -23,16 +23,19 @@ from temporalio.client import (
     WorkflowUpdateStage,
 )
 from temporalio.common import (
-    SearchAttributePair,
-    TypedSearchAttributes,
     WorkflowIDConflictPolicy,
     WorkflowIDReusePolicy,
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from workflows.names import CLUSTER, POOL, PREPARE_SPARE
-from workflows.spare_models import ReleaseRequest, SpareRequest, SpareStatus
+from workflows.names import PREPARE_SPARE
+from workflows.spare_models import (
+    ReleaseRequest,
+    SpareRequest,
+    SpareStatus,
+    start_search_attributes,
+)
 
 from .api_temporal import TemporalUnavailable, is_unavailable
 from .settings import Settings
@@ -189,9 +192,6 @@ async def _start_one(
     client: Client, settings: Settings, request: SpareRequest, digest: str, of: str = ""
 ) -> PrepareAccepted:
     workflow_id = request.spare_id
-    pairs = [SearchAttributePair(CLUSTER, request.cluster)]
-    if request.pool:
-        pairs.append(SearchAttributePair(POOL, request.pool))
     handle: WorkflowHandle[object, object]
     with temporal_errors(workflow_id):
         try:
@@ -205,7 +205,7 @@ async def _start_one(
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 memo={MEMO_REQUEST_HASH: digest},
-                search_attributes=TypedSearchAttributes(pairs),
+                search_attributes=start_search_attributes(request),
                 static_summary=(
                     f"spare for {request.cluster}: {request.cpu} CPU, {request.memory_mb} MiB"
                     + (f", {request.gpu} GPU" if request.gpu else "")

@@ -18,6 +18,8 @@ HOST = SearchAttributeKey.for_keyword("VirtflowHost")
 PHASE = SearchAttributeKey.for_keyword("VirtflowPhase")
 
 SEARCH_ATTRIBUTES = (CLUSTER, POOL, HOST, PHASE)
+# The pool a request that names none shows in search.
+ANY_POOL = "any"
 
 
 def spare_workflow_id(cluster: str, request_id: str) -> str:

@@ -49,7 +49,16 @@ with workflow.unsafe.imports_passed_through():
     from webhooks.events import EventType, VmInfo
 
 from .ledger_calls import free_reservation
-from .names import CLUSTER, HOST, PHASE, POOL, PREPARE_SPARE, RELEASE_SPARE, ledger_workflow_id
+from .names import (
+    ANY_POOL,
+    CLUSTER,
+    HOST,
+    PHASE,
+    POOL,
+    PREPARE_SPARE,
+    RELEASE_SPARE,
+    ledger_workflow_id,
+)
 from .names import release_workflow_id as release_id
 from .notifier import Notifier
 from .release_models import ReleaseInput, ReleaseResult
@@ -148,7 +157,7 @@ class PrepareSpare:
 
     async def _lifecycle(self, spare_id: str, req: SpareRequest) -> SpareResult:
         assert self._status is not None
-        self._set_attributes(CLUSTER.value_set(req.cluster), POOL.value_set(req.pool or "any"))
+        self._set_attributes(CLUSTER.value_set(req.cluster), POOL.value_set(req.pool or ANY_POOL))
         self._notifier = Notifier(
             spare_id, req.cluster, req.pool, on_change=self._notifications_changed
         )

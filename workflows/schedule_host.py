@@ -22,7 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from placement.models import VmRequest
 
 from .ledger_calls import free_reservation
-from .names import HOST, POOL, SCHEDULE_HOST, ledger_workflow_id
+from .names import ANY_POOL, HOST, POOL, SCHEDULE_HOST, ledger_workflow_id
 
 # The ledger answers quickly unless the inventory is unreachable; then retry a while.
 LEDGER_RETRY = RetryPolicy(maximum_attempts=20, maximum_interval=timedelta(seconds=30))
@@ -76,7 +76,7 @@ class ScheduleHost:
     @workflow.run
     async def run(self, inp: ScheduleHostInput) -> ScheduleHostResult:
         task_id = workflow.info().workflow_id
-        workflow.upsert_search_attributes([POOL.value_set(inp.pool or "any")])
+        workflow.upsert_search_attributes([POOL.value_set(inp.pool or ANY_POOL)])
         workflow.set_current_details("asking the ledger for a host")
         try:
             name = await self._reserve(task_id, inp)

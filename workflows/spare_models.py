@@ -6,12 +6,13 @@ from datetime import datetime
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
 from activities.provisioning import VmFacts
 from activities.timeouts import ActivityTimeouts
 from placement.models import NodeAffinity, Toleration
 
-from .names import spare_workflow_id
+from .names import ANY_POOL, CLUSTER, PHASE, POOL, spare_workflow_id
 
 # A DNS label: the spare id becomes the VM name and the Kubernetes Node name.
 DNS_LABEL = r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
@@ -119,3 +120,19 @@ class ReleaseRequest(BaseModel):
     """Body of the `release` update and signal."""
 
     reason: str = Field(default="released by request", max_length=500)
+
+
+def start_search_attributes(req: SpareRequest) -> TypedSearchAttributes:
+    """What a spare the API starts shows in search from its first moment.
+
+    The API has checked the receivers already, so the first step that can take a while is the
+    reservation. Set at start, these cost no upsert: the workflow publishes only values that
+    differ (a spare started without them, from the CLI, publishes them itself).
+    """
+    return TypedSearchAttributes(
+        [
+            SearchAttributePair(CLUSTER, req.cluster),
+            SearchAttributePair(POOL, req.pool or ANY_POOL),
+            SearchAttributePair(PHASE, Phase.RESERVING.value),
+        ]
+    )

@@ -8,10 +8,10 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
-from tests.stack import Stack
+from tests.stack import Stack, wait_phase
 from workflows.names import CLUSTER, HOST, PHASE, POOL
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import ReleaseRequest
+from workflows.spare_models import Phase, ReleaseRequest, start_search_attributes
 
 UPSERT = EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES
 TASK_COMPLETED = EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
@@ -77,3 +77,28 @@ async def test_a_spare_that_fails_at_once_still_shows_where_it_ended(stack: Stac
     assert attributes.get(PHASE) == "failed"
     # Nothing was reserved, but the ledger is still told to withdraw the request.
     assert published_phases(await history(handle)) == [["compensating"], ["failed"]]
+
+
+async def test_a_spare_started_as_the_api_starts_it_publishes_nothing_until_it_changes(
+    stack: Stack,
+) -> None:
+    req = stack.request()
+    handle = await stack.client.start_workflow(
+        PrepareSpare.run,
+        req,
+        id=req.spare_id,
+        task_queue=stack.task_queue,
+        search_attributes=start_search_attributes(req),
+    )
+    await wait_phase(handle, Phase.READY)
+    await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="done"))
+    await handle.result()
+
+    # Cluster, pool and "reserving" came with the start; a held spare shows "ready".
+    assert published_phases(await history(handle)) == [
+        ["creating_vm"],
+        ["waiting_ready"],
+        ["ready"],
+        ["releasing"],
+        ["released"],
+    ]
