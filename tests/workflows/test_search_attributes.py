@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
@@ -11,7 +13,13 @@ from temporalio.exceptions import ApplicationError
 from tests.stack import Stack, wait_phase
 from workflows.names import CLUSTER, HOST, PHASE, POOL
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest, start_search_attributes
+from workflows.spare_models import (
+    Phase,
+    ReleaseRequest,
+    SpareRequest,
+    SpareResult,
+    start_search_attributes,
+)
 
 UPSERT = EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES
 TASK_COMPLETED = EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
@@ -34,14 +42,20 @@ async def history(handle: WorkflowHandle[PrepareSpare, object]) -> list[HistoryE
     return list((await handle.fetch_history()).events)
 
 
+async def start(
+    stack: Stack, req: SpareRequest, **options: Any
+) -> WorkflowHandle[PrepareSpare, SpareResult]:
+    return await stack.client.start_workflow(
+        PrepareSpare.run, req, id=req.spare_id, task_queue=stack.task_queue, **options
+    )
+
+
 async def test_a_released_spare_published_each_phase_once_per_workflow_task(stack: Stack) -> None:
     req = stack.request()
     # Asked for release before it is Ready: Ready and releasing fall in one workflow task.
-    handle = await stack.client.start_workflow(
-        PrepareSpare.run,
+    handle = await start(
+        stack,
         req,
-        id=req.spare_id,
-        task_queue=stack.task_queue,
         start_signal="request_release",
         start_signal_args=[ReleaseRequest(reason="upgrade done")],
     )
@@ -83,13 +97,7 @@ async def test_a_spare_started_as_the_api_starts_it_publishes_nothing_until_it_c
     stack: Stack,
 ) -> None:
     req = stack.request()
-    handle = await stack.client.start_workflow(
-        PrepareSpare.run,
-        req,
-        id=req.spare_id,
-        task_queue=stack.task_queue,
-        search_attributes=start_search_attributes(req),
-    )
+    handle = await start(stack, req, search_attributes=start_search_attributes(req))
     await wait_phase(handle, Phase.READY)
     await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="done"))
     await handle.result()
