@@ -9,21 +9,20 @@ One HTTP client per worker, not one per call.
 
 from __future__ import annotations
 
-import httpx
-
+from .http_client import HttpClient, HttpUnreachable, Reply
 from .provisioning import Progress, ProvisioningFailed, VmFacts, VmSpec
 
 HTTP_TIMEOUT_SECONDS = 60.0
 _RETRYABLE_4XX = {408, 429}
 
 
-def _failure(what: str, response: httpx.Response) -> ProvisioningFailed:
+def _failure(what: str, response: Reply) -> ProvisioningFailed:
     try:
         body = response.json()
         message = str(body.get("message") or body) if isinstance(body, dict) else str(body)
     except ValueError:
         message = " ".join(response.text.split())[:200]
-    status = response.status_code
+    status = response.status
     transient = status >= 500 or status in _RETRYABLE_4XX
     return ProvisioningFailed(f"{what}: HTTP {status}: {message}", transient=transient)
 
@@ -31,21 +30,31 @@ def _failure(what: str, response: httpx.Response) -> ProvisioningFailed:
 class HttpProvisioner:
     """Creates, destroys and describes VMs over the hypervisor HTTP contract above."""
 
-    def __init__(self, base_url: str, timeout: float = HTTP_TIMEOUT_SECONDS) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        timeout: float = HTTP_TIMEOUT_SECONDS,
+        http: HttpClient | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout)
+        self.timeout = timeout
+        self._owns_http = http is None
+        self._http = http or HttpClient()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._owns_http:
+            await self._http.aclose()
 
     async def _call(
         self, what: str, method: str, path: str, body: dict[str, object] | None = None
-    ) -> httpx.Response:
+    ) -> Reply:
         try:
-            return await self._http.request(method, path, json=body)
-        except httpx.HTTPError as err:
-            # The type only: the message of a transport error can carry the URL's credentials.
-            raise ProvisioningFailed(f"{what}: {type(err).__name__}", transient=True) from err
+            return await self._http.request(
+                method, self.base_url + path, json=body, timeout_seconds=self.timeout
+            )
+        except HttpUnreachable as err:
+            # The cause's type only: its text can carry the URL's credentials.
+            raise ProvisioningFailed(f"{what}: {err}", transient=True) from err
 
     async def create_vm(self, spec: VmSpec, progress: Progress | None = None) -> VmFacts:
         if progress is not None:
@@ -53,7 +62,7 @@ class HttpProvisioner:
         response = await self._call(
             f"create {spec.name}", "POST", "/vms", spec.model_dump(mode="json")
         )
-        if response.status_code not in (200, 201):
+        if response.status not in (200, 201):
             raise _failure(f"create {spec.name} on {spec.host}", response)
         return VmFacts.model_validate(response.json())
 
@@ -64,12 +73,12 @@ class HttpProvisioner:
             progress(f"DELETE /vms/{name}")
         response = await self._call(f"destroy {name}", "DELETE", f"/vms/{name}")
         # 404: already gone, which is what a destroy wants.
-        if response.status_code != 404 and not response.is_success:
+        if response.status != 404 and not response.is_success:
             raise _failure(f"destroy {name}", response)
 
     async def describe_vm(self, name: str, progress: Progress | None = None) -> VmFacts | None:
         response = await self._call(f"describe {name}", "GET", f"/vms/{name}")
-        if response.status_code == 404:
+        if response.status == 404:
             return None
         if not response.is_success:
             raise _failure(f"describe {name}", response)

@@ -11,9 +11,10 @@ import asyncio
 from pathlib import Path
 from typing import Any, Protocol
 
-import httpx
 import yaml
 from temporalio.exceptions import ApplicationError
+
+from .http_client import HttpClient, HttpUnreachable
 
 HTTP_TIMEOUT_SECONDS = 30.0
 
@@ -60,27 +61,30 @@ class FileInventory:
 class HttpInventory:
     """An inventory served over HTTP, e.g. the lab hypervisor's `GET /inventory`."""
 
-    def __init__(self, url: str, timeout: float = HTTP_TIMEOUT_SECONDS) -> None:
+    def __init__(
+        self, url: str, timeout: float = HTTP_TIMEOUT_SECONDS, http: HttpClient | None = None
+    ) -> None:
         self.url = url
         self.timeout = timeout
-        # One client (and its kept-alive connection) per source, not a new one per read.
-        self._http: httpx.AsyncClient | None = None
+        # One connection pool per worker, not a new client per read.
+        self._owns_http = http is None
+        self._http = http or HttpClient()
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
 
     async def load(self) -> dict[str, Any]:
-        if self._http is None:
-            self._http = httpx.AsyncClient(timeout=self.timeout)
         try:
-            response = await self._http.get(self.url)
-            response.raise_for_status()
-        except httpx.HTTPStatusError as err:
+            response = await self._http.request("GET", self.url, timeout_seconds=self.timeout)
+        except HttpUnreachable as err:
             raise ApplicationError(
-                f"inventory {self.url}: HTTP {err.response.status_code}",
-                type="InventoryUnavailable",
+                f"inventory {self.url}: {err}", type="InventoryUnavailable"
             ) from err
-        except httpx.HTTPError as err:
+        if not response.is_success:
             raise ApplicationError(
-                f"inventory {self.url}: {type(err).__name__}: {err}", type="InventoryUnavailable"
-            ) from err
+                f"inventory {self.url}: HTTP {response.status}", type="InventoryUnavailable"
+            )
         try:
             data = response.json()
         except ValueError as err:
@@ -88,8 +92,18 @@ class HttpInventory:
         return check_document(self.url, data)
 
 
-def inventory_source(spec: str) -> InventorySource:
+def inventory_source(spec: str, http: HttpClient | None = None) -> InventorySource:
     """A URL (http:// or https://) or a file path, as written in the settings."""
     if spec.startswith(("http://", "https://")):
-        return HttpInventory(spec)
+        return HttpInventory(spec, http=http)
     return FileInventory(Path(spec))
+
+
+async def read_inventory(spec: str) -> dict[str, Any]:
+    """One read for a caller without a worker's connection pool (the API): the connection
+    closes after it."""
+    http = HttpClient()
+    try:
+        return await inventory_source(spec, http).load()
+    finally:
+        await http.aclose()

@@ -13,14 +13,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Literal
+from urllib.parse import urlsplit
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from webhooks.events import EventType, SpareEvent
 from webhooks.signing import secret_key, signed_headers
+
+from .http_client import HttpClient, HttpUnreachable, Reply
 
 USER_AGENT = "virtflow-webhooks/1"
 # The activity's attempt timeout is the HTTP timeout plus this, so the HTTP client gives up
@@ -72,8 +74,8 @@ class ReceiverConfig(BaseModel):
     @field_validator("url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        url = httpx.URL(value)
-        if url.scheme not in {"http", "https"} or not url.host:
+        url = urlsplit(value)
+        if url.scheme not in {"http", "https"} or not url.hostname:
             raise ValueError("a receiver url must be an absolute http(s) URL")
         return value
 
@@ -156,7 +158,7 @@ class DeliveryResult(BaseModel):
     outcome: Literal["delivered", "gone"]
 
 
-def _retry_after(response: httpx.Response, cap_seconds: float) -> timedelta | None:
+def _retry_after(response: Reply, cap_seconds: float) -> timedelta | None:
     """Honour a receiver's `Retry-After: <seconds>` on 429/503, within the schedule's cap."""
     raw = response.headers.get("retry-after", "").strip()
     if not raw.isdigit():
@@ -168,7 +170,7 @@ def _next_wait(config: ReceiverConfig) -> timedelta:
     return config.wait_before_retry(activity.info().attempt)
 
 
-def _snippet(response: httpx.Response) -> str:
+def _snippet(response: Reply) -> str:
     text = " ".join(response.text.split())
     return text[:200]
 
@@ -179,13 +181,13 @@ class NotifyActivities:
     def __init__(
         self,
         receivers: Mapping[str, ReceiverConfig],
-        http: httpx.AsyncClient | None = None,
+        http: HttpClient | None = None,
         event_bus: EventBusRoute | None = None,
     ) -> None:
         self._receivers = dict(receivers)
         self._event_bus = event_bus
         self._owns_http = http is None
-        self._http = http or httpx.AsyncClient(follow_redirects=False)
+        self._http = http or HttpClient()
 
     async def aclose(self) -> None:
         if self._owns_http:
@@ -228,23 +230,22 @@ class NotifyActivities:
         headers.update({"content-type": "application/json", "user-agent": USER_AGENT})
         what = f"{input.event.type.value} {msg_id} to receiver {name!r}"
         try:
-            response = await self._http.post(
-                config.url, content=body, headers=headers, timeout=config.timeout_seconds
+            response = await self._http.request(
+                "POST",
+                config.url,
+                content=body,
+                headers=headers,
+                timeout_seconds=config.timeout_seconds,
             )
-        except httpx.TimeoutException:
-            # Only the exception's type is reported: its text could carry the URL.
+        except HttpUnreachable as exc:
+            # Only the cause's type is reported: its text could carry the URL.
+            cause = f"timed out after {config.timeout_seconds} s" if exc.timed_out else str(exc)
             raise ApplicationError(
-                f"{what}: timed out after {config.timeout_seconds} s",
+                f"{what}: {cause}",
                 type="WebhookUnreachable",
                 next_retry_delay=_next_wait(config),
             ) from None
-        except httpx.HTTPError as exc:
-            raise ApplicationError(
-                f"{what}: {type(exc).__name__}",
-                type="WebhookUnreachable",
-                next_retry_delay=_next_wait(config),
-            ) from None
-        status = response.status_code
+        status = response.status
         activity.logger.info("webhook %s: HTTP %d", what, status)
         if 200 <= status < 300:
             return DeliveryResult(

@@ -19,20 +19,19 @@ from orchestration_baseline import MinimalWorkflow, trivial
 
 from worker.api_temporal import connect_factory
 from worker.settings import Settings
-from worker.worker import build_worker
+from worker.worker import running_worker
 
 
 async def serve() -> None:
     settings = Settings()
     client = await connect_factory(settings)()
-    worker = build_worker(
-        settings, client, extra_workflows=[MinimalWorkflow], extra_activities=[trivial]
-    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    async with worker:
+    async with running_worker(
+        settings, client, extra_workflows=[MinimalWorkflow], extra_activities=[trivial]
+    ):
         print("ready", flush=True)
         await stop.wait()
 

@@ -21,7 +21,7 @@ from tests.known_secrets import WEBHOOK_SECRET
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
 from worker.settings import Settings
-from worker.worker import build_worker
+from worker.worker import running_worker
 from workflows.ledger import InventoryLedger
 from workflows.names import ledger_workflow_id, spare_workflow_id
 from workflows.prepare_spare import PrepareSpare
@@ -156,7 +156,7 @@ async def running_stack(
                 settings = with_lab_gitlab(settings, lab)
             if configure is not None:
                 settings = configure(settings)
-            async with build_worker(settings, client, task_queue=task_queue):
+            async with running_worker(settings, client, task_queue=task_queue):
                 yield Stack(client, lab, settings, task_queue, inventory, receiver_url, app)
     finally:
         await lab.stop()

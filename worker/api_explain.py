@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.exceptions import ApplicationError
 
-from activities.inventory import inventory_source
+from activities.inventory import read_inventory
 from placement.engine import place
 from placement.explain import render_explanation
 from placement.models import PlacementInput
@@ -79,7 +79,7 @@ async def build_input(settings: Settings, body: ExplainBody) -> PlacementInput:
                 "inventory", f"unknown inventory '{name}' (configured: {known})"
             )
         try:
-            snapshot = await inventory_source(spec).load()
+            snapshot = await read_inventory(spec)
         except ApplicationError as err:
             # The source's own retry decision tells a broken document from an outage.
             if err.non_retryable:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
-from activities.inventory import inventory_source
+from activities.inventory import read_inventory
 from placement.models import AllocationRatios, Host
 from placement.policy import load_policy
 from placement.reservations import Reservation
@@ -105,7 +105,7 @@ async def inventory_view(client: Client, settings: Settings, name: str) -> Inven
         known = ", ".join(sorted(settings.inventories)) or "none"
         raise InvalidSpareRequest("inventory", f"unknown inventory '{name}' (configured: {known})")
     try:
-        document = await inventory_source(spec).load()
+        document = await read_inventory(spec)
     except ApplicationError as err:
         # The source's own retry decision tells a broken document from an outage.
         if err.non_retryable:
@@ -132,7 +132,7 @@ async def unreadable_inventories(settings: Settings) -> dict[str, str]:
 
     async def problem(spec: str) -> str | None:
         try:
-            await asyncio.wait_for(inventory_source(spec).load(), READINESS_TIMEOUT_SECONDS)
+            await asyncio.wait_for(read_inventory(spec), READINESS_TIMEOUT_SECONDS)
         except ApplicationError as err:
             return err.message
         except TimeoutError:

@@ -7,7 +7,8 @@ settings; workflows never see configuration, so history never holds a secret.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 from temporalio.client import Client
@@ -17,6 +18,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities.event_bus import EventBusActivities
 from activities.gitlab_provisioner import GitLabProvisioner
 from activities.hosts import HostActivities
+from activities.http_client import HttpClient
 from activities.http_provisioner import HttpProvisioner
 from activities.inventory import inventory_source
 from activities.kubernetes import KubernetesActivities
@@ -39,9 +41,9 @@ from .settings import Settings
 WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares]
 
 
-def build_provisioner(settings: Settings) -> Provisioner:
+def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
     if settings.provisioner == "http":
-        return HttpProvisioner(settings.hypervisor_api_url)
+        return HttpProvisioner(settings.hypervisor_api_url, http=http)
     if settings.provisioner == "gitlab":
         if settings.gitlab_trigger_token is None or settings.gitlab_api_token is None:
             raise ValueError(
@@ -64,17 +66,21 @@ def build_provisioner(settings: Settings) -> Provisioner:
     )
 
 
-def build_activities(settings: Settings, client: Client) -> list[Callable[..., Any]]:
+def build_activities(
+    settings: Settings, client: Client, http: HttpClient
+) -> list[Callable[..., Any]]:
     """The activity callables, each bound to the dependencies it needs."""
-    inventories = {name: inventory_source(spec) for name, spec in settings.inventories.items()}
+    inventories = {
+        name: inventory_source(spec, http) for name, spec in settings.inventories.items()
+    }
     placement = PlacementActivities(
         inventories=inventories,
         policy=load_policy(settings.policy_path) if settings.policy_path else None,
     )
-    provisioning = ProvisioningActivities(build_provisioner(settings))
+    provisioning = ProvisioningActivities(build_provisioner(settings, http))
     kube = KubernetesActivities(settings.kubeconfig)
     bus = settings.event_bus
-    notify = NotifyActivities(settings.receivers, event_bus=bus.route if bus else None)
+    notify = NotifyActivities(settings.receivers, http, event_bus=bus.route if bus else None)
     event_bus = EventBusActivities(bus)
     ledger = LedgerActivities(client)
     hosts = HostActivities(inventories)
@@ -115,6 +121,7 @@ SANDBOX_PASSTHROUGH = (
 def build_worker(
     settings: Settings,
     client: Client,
+    http: HttpClient,
     task_queue: str | None = None,
     extra_workflows: Sequence[type] = (),
     extra_activities: Sequence[Callable[..., Any]] = (),
@@ -124,16 +131,34 @@ def build_worker(
         client,
         task_queue=task_queue or settings.task_queue,
         workflows=[*WORKFLOWS, *extra_workflows],
-        activities=[*build_activities(settings, client), *extra_activities],
+        activities=[*build_activities(settings, client, http), *extra_activities],
         interceptors=[ActivityMetrics()],
         workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
         max_concurrent_activities=settings.max_concurrent_activities,
     )
 
 
+@asynccontextmanager
+async def running_worker(
+    settings: Settings,
+    client: Client,
+    task_queue: str | None = None,
+    extra_workflows: Sequence[type] = (),
+    extra_activities: Sequence[Callable[..., Any]] = (),
+) -> AsyncIterator[Worker]:
+    """The worker polls while the block runs and finishes its in-flight tasks on the way out;
+    then the activities' HTTP connections close."""
+    http = HttpClient()
+    try:
+        worker = build_worker(settings, client, http, task_queue, extra_workflows, extra_activities)
+        async with worker:
+            yield worker
+    finally:
+        await http.aclose()
+
+
 async def run_worker(settings: Settings, client: Client, stop: asyncio.Event) -> None:
     """Run until `stop` is set, then finish in-flight tasks and return."""
-    worker = build_worker(settings, client)
     await apply_reconcile_schedule(client, settings)
-    async with worker:
+    async with running_worker(settings, client):
         await stop.wait()

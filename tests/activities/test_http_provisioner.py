@@ -11,6 +11,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
+from activities.http_client import HttpClient
 from activities.http_provisioner import HttpProvisioner
 from activities.provisioning import (
     CreateVmInput,
@@ -40,14 +41,22 @@ async def hypervisor() -> AsyncIterator[LabHypervisor]:
     await hv.stop()
 
 
+@pytest.fixture
+async def http() -> AsyncIterator[HttpClient]:
+    client = HttpClient()
+    yield client
+    await client.aclose()
+
+
 def spec(name: str, cpu: int = 2) -> VmSpec:
     return VmSpec(name=name, host="bm-1", cpu=cpu, memory_mb=2048, labels={"a": "b"})
 
 
 async def test_create_twice_gives_one_vm_then_destroy_leaves_nothing(
     hypervisor: LabHypervisor,
+    http: HttpClient,
 ) -> None:
-    acts = ProvisioningActivities(HttpProvisioner(hypervisor.url))
+    acts = ProvisioningActivities(HttpProvisioner(hypervisor.url, http=http))
     env = ActivityEnvironment()
     first = await env.run(acts.create_vm, CreateVmInput(spec=spec("vm-a")))
     again = await env.run(acts.create_vm, CreateVmInput(spec=spec("vm-a")))
@@ -62,8 +71,10 @@ async def test_create_twice_gives_one_vm_then_destroy_leaves_nothing(
     assert hypervisor.vms == {}
 
 
-async def test_a_refused_create_is_final_and_says_why(hypervisor: LabHypervisor) -> None:
-    acts = ProvisioningActivities(HttpProvisioner(hypervisor.url))
+async def test_a_refused_create_is_final_and_says_why(
+    hypervisor: LabHypervisor, http: HttpClient
+) -> None:
+    acts = ProvisioningActivities(HttpProvisioner(hypervisor.url, http=http))
     with pytest.raises(ApplicationError) as caught:
         await ActivityEnvironment().run(acts.create_vm, CreateVmInput(spec=spec("vm-big", 16)))
     assert caught.value.type == "ProvisioningFailed" and caught.value.non_retryable
@@ -73,9 +84,10 @@ async def test_a_refused_create_is_final_and_says_why(hypervisor: LabHypervisor)
 
 async def test_a_server_error_or_no_hypervisor_is_retried_by_the_engine(
     hypervisor: LabHypervisor,
+    http: HttpClient,
 ) -> None:
     hypervisor.fail_next_create("disk array busy", transient=True)
-    acts = ProvisioningActivities(HttpProvisioner(hypervisor.url))
+    acts = ProvisioningActivities(HttpProvisioner(hypervisor.url, http=http))
     with pytest.raises(ApplicationError) as caught:
         await ActivityEnvironment().run(acts.create_vm, CreateVmInput(spec=spec("vm-b")))
     assert caught.value.type == "ProvisioningTransient" and not caught.value.non_retryable
@@ -84,8 +96,8 @@ async def test_a_server_error_or_no_hypervisor_is_retried_by_the_engine(
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    nowhere = ProvisioningActivities(HttpProvisioner(f"http://127.0.0.1:{port}"))
+    nowhere = ProvisioningActivities(HttpProvisioner(f"http://127.0.0.1:{port}", http=http))
     with pytest.raises(ApplicationError) as caught:
         await ActivityEnvironment().run(nowhere.create_vm, CreateVmInput(spec=spec("vm-c")))
     assert caught.value.type == "ProvisioningTransient"
-    assert caught.value.message == "create vm-c: ConnectError"
+    assert caught.value.message == "create vm-c: cannot connect (ClientConnectorError)"
