@@ -31,7 +31,7 @@ from workflows.names import SEARCH_ATTRIBUTES
 from .api import create_app
 from .api_temporal import connect_factory
 from .settings import Settings
-from .temporal_binaries import DEV_SERVER_DYNAMIC_CONFIG, temporal_cli
+from .temporal_binaries import DEV_SERVER_DYNAMIC_CONFIG, DEV_SERVER_SQLITE_PRAGMAS, temporal_cli
 from .worker import run_worker
 
 LAB_RECEIVER = "upgradectrl"
@@ -162,7 +162,7 @@ class TemporalDevServer:
         ]
         for key in SEARCH_ATTRIBUTES:
             args += ["--search-attribute", f"{key.name}=Keyword"]
-        args += ["--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=off"]
+        args += DEV_SERVER_SQLITE_PRAGMAS
         args += DEV_SERVER_DYNAMIC_CONFIG
         return [*args, "--log-level", "warn"]
 
