@@ -10,11 +10,13 @@ so they are read whole into a `Reply`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
-from multidict import CIMultiDictProxy
+
+CONNECTIONS_PER_HOST = 100
 
 
 class HttpUnreachable(Exception):
@@ -40,7 +42,7 @@ class HttpUnreachable(Exception):
 @dataclass(frozen=True)
 class Reply:
     status: int
-    headers: CIMultiDictProxy[str]
+    headers: Mapping[str, str]  # case-insensitive names, as aiohttp reads them
     body: bytes
 
     @property
@@ -75,8 +77,13 @@ class HttpClient:
     ) -> Reply:
         """Send one request and read its whole answer. Redirects are answers, not followed."""
         if self._session is None or self._session.closed:
-            # trust_env: the HTTP(S)_PROXY and NO_PROXY a site sets for its workers apply.
-            self._session = aiohttp.ClientSession(trust_env=True)
+            self._session = aiohttp.ClientSession(
+                # Bounded per destination, not in total: a slow webhook receiver cannot hold
+                # the connections the hypervisor calls need.
+                connector=aiohttp.TCPConnector(limit=0, limit_per_host=CONNECTIONS_PER_HOST),
+                # The HTTP(S)_PROXY and NO_PROXY a site sets for its workers apply.
+                trust_env=True,
+            )
         timeout = aiohttp.ClientTimeout(total=timeout_seconds or self.timeout_seconds)
         try:
             async with self._session.request(
