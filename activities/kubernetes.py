@@ -221,6 +221,16 @@ class KubernetesActivities:
             beat.cancel()
         return NodeReadyResult(node_name=inp.node_name, ready=True, missing=[])
 
+    @activity.defn
+    async def check_node_ready(self, inp: NodeNameInput) -> NodeReadyResult:
+        """One look at the Node, without waiting: run as a local activity right after the VM
+        is created, so a Node that is Ready by then needs no readiness probe."""
+        with _classified():
+            listing = self._kube().list(Node, fields={"metadata.name": inp.node_name})
+            nodes = [node async for node in listing]
+        gaps = readiness_gaps(nodes[0] if nodes else None)
+        return NodeReadyResult(node_name=inp.node_name, ready=not gaps, missing=gaps)
+
     async def _until_ready(self, inp: WaitNodeReadyInput, progress: _Progress) -> None:
         """List, then watch from the list's version; on any failure re-list after a backoff."""
         delay = FIRST_RETRY_SECONDS

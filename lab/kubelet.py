@@ -29,6 +29,8 @@ class Behaviour:
     never_ready: bool = False
     late_taint_seconds: float | None = None
     network_unavailable: bool = False
+    # Seconds from registration to Ready; None: the kubelet's `ready_delay`.
+    ready_delay: float | None = None
 
 
 def _condition(kind: str, status: bool, reason: str, message: str) -> Obj:
@@ -87,11 +89,13 @@ class Kubelet:
         never_ready: bool = False,
         late_taint_seconds: float | None = None,
         network_unavailable: bool = False,
+        ready_delay: float | None = None,
     ) -> None:
         """never_ready: stays NotReady. late_taint_seconds: Ready, but the not-ready taint
-        lingers that much longer. network_unavailable: NetworkUnavailable=True forever."""
+        lingers that much longer. network_unavailable: NetworkUnavailable=True forever.
+        ready_delay: Ready that many seconds after registering (0: as it registers)."""
         self._rules.append(
-            Behaviour(name_glob, never_ready, late_taint_seconds, network_unavailable)
+            Behaviour(name_glob, never_ready, late_taint_seconds, network_unavailable, ready_delay)
         )
 
     def behaviour(self, name: str) -> Behaviour:
@@ -159,7 +163,7 @@ class Kubelet:
         }
 
     async def _become_ready(self, name: str, rule: Behaviour) -> None:
-        await asyncio.sleep(self.ready_delay)
+        await asyncio.sleep(self.ready_delay if rule.ready_delay is None else rule.ready_delay)
         self._update(name, drop_taint=rule.late_taint_seconds is None)
         if rule.late_taint_seconds is not None:
             await asyncio.sleep(rule.late_taint_seconds)

@@ -93,6 +93,7 @@ def build_activities(
         provisioning.create_vm,
         provisioning.destroy_vm,
         provisioning.describe_vm,
+        kube.check_node_ready,
         kube.wait_node_ready,
         kube.cordon_node,
         kube.drain_node,

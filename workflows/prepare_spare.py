@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.kubernetes import (
         SPARE_LABEL,
         KubernetesActivities,
+        NodeNameInput,
         NodeReadyResult,
         WaitNodeReadyInput,
     )
@@ -86,6 +87,14 @@ READY_PROBE = 30
 # Spares started after this change write less history: the receivers' plan is a local
 # activity, and search attributes are upserted once per workflow task, changed values only.
 LEANER_HISTORY = "leaner-history-v1"
+# And after this one, the Node is looked at once (a local activity) as soon as the VM exists:
+# one that is Ready by then skips the readiness probe and the `waiting_ready` phase. It
+# implies the leaner history (every patch marker also costs a search-attribute upsert, so
+# new spares record only the newest).
+READY_CHECK_FIRST = "ready-check-first"
+# That look at the Node is one API call; longer means the API is struggling, and the probes
+# handle that.
+READY_CHECK_TIMEOUT = timedelta(seconds=10)
 
 
 class SpareFailed(Exception):
@@ -106,6 +115,7 @@ class PrepareSpare:
         self._vm_attempted = False
         self._detail = ""
         self._leaner_history = False
+        self._ready_check_first = False
         self._pending_attributes: dict[str, SearchAttributeUpdate] = {}
         self._publishing: asyncio.Future[None] | None = None
         self._attributes_wait = False
@@ -148,7 +158,8 @@ class PrepareSpare:
     async def run(self, req: SpareRequest) -> SpareResult:
         spare_id = workflow.info().workflow_id
         self._status = SpareStatus(spare_id=spare_id, cluster=req.cluster, pool=req.pool)
-        self._leaner_history = workflow.patched(LEANER_HISTORY)
+        self._ready_check_first = workflow.patched(READY_CHECK_FIRST)
+        self._leaner_history = self._ready_check_first or workflow.patched(LEANER_HISTORY)
         try:
             return await self._lifecycle(spare_id, req)
         finally:
@@ -309,8 +320,13 @@ class PrepareSpare:
     async def _wait_ready(self, spare_id: str, req: SpareRequest) -> None:
         """Probe in bounded rounds so the UI shows what is still missing between rounds."""
         deadline = workflow.now() + timedelta(seconds=req.ready_timeout_seconds)
-        self._enter(Phase.WAITING_READY, "waiting for the Node to register")
         missing = ["node not registered"]
+        if self._ready_check_first:
+            first = await self._check_ready_now(spare_id)
+            if first is not None and first.ready:
+                return
+            missing = first.missing if first is not None else missing
+        self._enter(Phase.WAITING_READY, "waiting for the Node to register")
         self._waiting(missing)
         while True:
             remaining = (deadline - workflow.now()).total_seconds()
@@ -334,6 +350,22 @@ class PrepareSpare:
             if probe.missing != missing:
                 missing = probe.missing
                 self._waiting(missing)
+
+    async def _check_ready_now(self, spare_id: str) -> NodeReadyResult | None:
+        """One look at the Node, answered within this workflow task. None when the look
+        failed: that only means "not known yet", and the probes retry it properly."""
+        self._attributes_wait = True  # the phase to publish depends on the answer
+        try:
+            return await workflow.execute_local_activity_method(
+                KubernetesActivities.check_node_ready,
+                NodeNameInput(node_name=spare_id),
+                start_to_close_timeout=READY_CHECK_TIMEOUT,
+                retry_policy=RetryPolicy(maximum_attempts=1),
+            )
+        except (ActivityError, ApplicationError, TemporalTimeout):
+            return None
+        finally:
+            self._attributes_wait = False
 
     async def _hold(self, req: SpareRequest) -> str:
         if self._leaner_history and self._release is not None:

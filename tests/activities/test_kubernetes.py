@@ -119,6 +119,24 @@ async def test_a_node_ready_at_once_is_waited_for_without_a_heartbeat(
     assert beats.seen == []  # done within the quiet period: no heartbeat RPC
 
 
+async def test_one_look_tells_absent_not_ready_and_ready_apart_without_waiting(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    env = ActivityEnvironment()
+    look = NodeNameInput(node_name="vm1")
+    absent = await env.run(acts.check_node_ready, look)
+    assert not absent.ready and absent.missing == ["node not registered"]
+
+    lab.kubelet.set_behaviour("vm1", never_ready=True)
+    await lab.kubelet.vm_started("vm1", None, {})
+    starting = await env.run(acts.check_node_ready, look)
+    assert not starting.ready and starting.missing == NOT_READY
+
+    await lab.kubelet.mark_ready("vm1")
+    ready = await env.run(acts.check_node_ready, look)
+    assert ready.ready and ready.missing == []
+
+
 async def test_wait_returns_ready_after_the_kubelet_delay(
     lab: KubeLab, acts: KubernetesActivities
 ) -> None:

@@ -23,6 +23,7 @@ from workflows.spare_models import (
 
 UPSERT = EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES
 TASK_COMPLETED = EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+SCHEDULED = EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
 
 
 def published_phases(events: list[HistoryEvent]) -> list[list[str]]:
@@ -50,8 +51,19 @@ async def start(
     )
 
 
-async def test_a_released_spare_published_each_phase_once_per_workflow_task(stack: Stack) -> None:
+def scheduled_activities(events: list[HistoryEvent]) -> list[str]:
+    return [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in events
+        if e.event_type == SCHEDULED
+    ]
+
+
+async def test_a_spare_ready_at_once_publishes_each_phase_once_and_skips_the_probe(
+    stack: Stack,
+) -> None:
     req = stack.request()
+    stack.lab.kubelet.set_behaviour(req.spare_id, ready_delay=0)  # Ready as it registers
     # Asked for release before it is Ready: Ready and releasing fall in one workflow task.
     handle = await start(
         stack,
@@ -66,15 +78,46 @@ async def test_a_released_spare_published_each_phase_once_per_workflow_task(stac
     assert attributes.get(POOL) == "any"
     assert attributes.get(HOST) == result.host
     assert attributes.get(PHASE) == "released"
+    events = await history(handle)
     # "validating" is answered within the first task and "ready" is left within its own
-    # task, so neither reaches visibility; every other phase is written once.
-    assert published_phases(await history(handle)) == [
+    # task, so neither reaches visibility; the one look at the Node found it Ready, so there
+    # was no "waiting_ready" either. Every other phase is written once.
+    assert published_phases(events) == [
         ["reserving"],
         ["creating_vm"],
-        ["waiting_ready"],
         ["releasing"],
         ["released"],
     ]
+    assert "wait_node_ready" not in scheduled_activities(events)
+    assert [s.phase for s in (await handle.query(PrepareSpare.status)).steps] == [
+        Phase.VALIDATING,
+        Phase.RESERVING,
+        Phase.CREATING_VM,
+        Phase.READY,
+        Phase.RELEASING,
+        Phase.RELEASED,
+    ]
+
+
+async def test_a_failed_look_at_the_node_falls_back_to_the_probe(stack: Stack) -> None:
+    req = stack.request()
+    stack.lab.kubelet.set_behaviour(req.spare_id, ready_delay=0)
+    # The spare's first call to the Kubernetes API is that look (the lab's kubelet registers
+    # Nodes without the API): it fails, and the probe finds the Node Ready instead.
+    stack.lab.kube.fail_next(1, 503)
+    handle = await start(
+        stack,
+        req,
+        start_signal="request_release",
+        start_signal_args=[ReleaseRequest(reason="upgrade done")],
+    )
+    result = await handle.result()
+
+    assert result.phase == Phase.RELEASED
+    assert stack.lab.kube.failures_left == 0
+    events = await history(handle)
+    assert ["waiting_ready"] in published_phases(events)
+    assert scheduled_activities(events).count("wait_node_ready") == 1
 
 
 async def test_a_spare_that_fails_at_once_still_shows_where_it_ended(stack: Stack) -> None:
@@ -97,12 +140,16 @@ async def test_a_spare_started_as_the_api_starts_it_publishes_nothing_until_it_c
     stack: Stack,
 ) -> None:
     req = stack.request()
+    stack.lab.kubelet.set_behaviour(req.spare_id, never_ready=True)
     handle = await start(stack, req, search_attributes=start_search_attributes(req))
+    await wait_phase(handle, Phase.WAITING_READY)
+    await stack.lab.kubelet.mark_ready(req.spare_id)
     await wait_phase(handle, Phase.READY)
     await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="done"))
     await handle.result()
 
-    # Cluster, pool and "reserving" came with the start; a held spare shows "ready".
+    # Cluster, pool and "reserving" came with the start; a Node not Ready at once shows
+    # "waiting_ready"; a held spare shows "ready".
     assert published_phases(await history(handle)) == [
         ["creating_vm"],
         ["waiting_ready"],
