@@ -39,7 +39,7 @@ from worker.temporal_binaries import (
 from workflows.names import PHASE, SEARCH_ATTRIBUTES
 
 STEPS = 14
-UPSERT_AT = {1, 4, 7, 10, 13}
+UPSERT_AT = frozenset({1, 4, 7, 10, 13})
 CHILD_STEPS = 5
 TASK_QUEUE = "engine-costs"
 
@@ -49,8 +49,10 @@ async def step(n: int) -> int:
     return n
 
 
-async def run_steps(count: int) -> None:
+async def run_steps(count: int, upsert_at: frozenset[int] = frozenset()) -> None:
     for n in range(count):
+        if n in upsert_at:
+            workflow.upsert_search_attributes([PHASE.value_set(f"phase-{n}")])
         await workflow.execute_activity(step, n, start_to_close_timeout=timedelta(seconds=60))
 
 
@@ -65,10 +67,7 @@ class Plain:
 class Upserts:
     @workflow.run
     async def run(self) -> None:
-        for n in range(STEPS):
-            if n in UPSERT_AT:
-                workflow.upsert_search_attributes([PHASE.value_set(f"phase-{n}")])
-            await workflow.execute_activity(step, n, start_to_close_timeout=timedelta(seconds=60))
+        await run_steps(STEPS, UPSERT_AT)
 
 
 @workflow.defn

@@ -51,6 +51,18 @@ async def start(
     )
 
 
+async def start_released(
+    stack: Stack, req: SpareRequest
+) -> WorkflowHandle[PrepareSpare, SpareResult]:
+    """Started with its release already asked for: it is released as soon as it is Ready."""
+    return await start(
+        stack,
+        req,
+        start_signal="request_release",
+        start_signal_args=[ReleaseRequest(reason="upgrade done")],
+    )
+
+
 def scheduled_activities(events: list[HistoryEvent]) -> list[str]:
     return [
         e.activity_task_scheduled_event_attributes.activity_type.name
@@ -64,13 +76,8 @@ async def test_a_spare_ready_at_once_publishes_each_phase_once_and_skips_the_pro
 ) -> None:
     req = stack.request()
     stack.lab.kubelet.set_behaviour(req.spare_id, ready_delay=0)  # Ready as it registers
-    # Asked for release before it is Ready: Ready and releasing fall in one workflow task.
-    handle = await start(
-        stack,
-        req,
-        start_signal="request_release",
-        start_signal_args=[ReleaseRequest(reason="upgrade done")],
-    )
+    # Ready and releasing fall in one workflow task.
+    handle = await start_released(stack, req)
     result = await handle.result()
 
     attributes = (await handle.describe()).typed_search_attributes
@@ -105,12 +112,7 @@ async def test_a_failed_look_at_the_node_falls_back_to_the_probe(stack: Stack) -
     # The spare's first call to the Kubernetes API is that look (the lab's kubelet registers
     # Nodes without the API): it fails, and the probe finds the Node Ready instead.
     stack.lab.kube.fail_next(1, 503)
-    handle = await start(
-        stack,
-        req,
-        start_signal="request_release",
-        start_signal_args=[ReleaseRequest(reason="upgrade done")],
-    )
+    handle = await start_released(stack, req)
     result = await handle.result()
 
     assert result.phase == Phase.RELEASED
