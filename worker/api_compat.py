@@ -109,7 +109,11 @@ async def _task(
     client: Client, task_id: str
 ) -> tuple[WorkflowHandle[ScheduleHost, ScheduleHostResult], str]:
     workflow_id = schedule_workflow_id(task_id)
-    handle = client.get_workflow_handle_for(ScheduleHost.run, workflow_id)
+    # Typed by annotation rather than `get_workflow_handle_for(ScheduleHost.run, ...)`: mypy
+    # infers that one's type parameters as Never depending on the order it reads modules in.
+    handle: WorkflowHandle[ScheduleHost, ScheduleHostResult] = client.get_workflow_handle(
+        workflow_id, result_type=ScheduleHostResult
+    )
     try:
         with temporal_errors(workflow_id):
             description = await handle.describe()
