@@ -38,12 +38,7 @@ class HttpProvisioner:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
-        self._owns_http = http is None
         self._http = http or HttpClient()
-
-    async def aclose(self) -> None:
-        if self._owns_http:
-            await self._http.aclose()
 
     async def _call(
         self, what: str, method: str, path: str, body: dict[str, object] | None = None

@@ -66,13 +66,8 @@ class HttpInventory:
     ) -> None:
         self.url = url
         self.timeout = timeout
-        # One connection pool per worker, not a new client per read.
-        self._owns_http = http is None
+        # The worker's connection pool, not a new client per read.
         self._http = http or HttpClient()
-
-    async def aclose(self) -> None:
-        if self._owns_http:
-            await self._http.aclose()
 
     async def load(self) -> dict[str, Any]:
         try:
