@@ -16,13 +16,26 @@ Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]
 
 @asynccontextmanager
 async def raw_server(handler: Handler) -> AsyncIterator[str]:
-    """A TCP server on a free loopback port; yields its base URL."""
-    server = await asyncio.start_server(handler, "127.0.0.1", 0)
+    """A TCP server on a free loopback port; yields its base URL. Every connection it
+    accepted is closed on the way out, whatever its handler was doing."""
+    writers: list[asyncio.StreamWriter] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writers.append(writer)
+        try:
+            await handler(reader, writer)
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     try:
         yield f"http://user:hunter2@127.0.0.1:{port}"
     finally:
+        for writer in writers:
+            writer.close()
         server.close()
+        await server.wait_closed()
 
 
 async def _read_request(reader: asyncio.StreamReader) -> bytes:
