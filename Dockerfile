@@ -20,7 +20,10 @@ COPY placement placement
 COPY workflows workflows
 COPY activities activities
 COPY webhooks webhooks
+COPY runtime runtime
 COPY worker worker
+COPY api api
+COPY cli cli
 COPY lab lab
 COPY playbooks playbooks
 RUN pip install . \

@@ -31,7 +31,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from worker.temporal_binaries import (
+from runtime.temporal_binaries import (
     DEV_SERVER_DYNAMIC_CONFIG,
     DEV_SERVER_SQLITE_PRAGMAS,
     temporal_cli,

@@ -1,6 +1,6 @@
 """The stack the orchestration benchmark measures, started the way `virtflow dev` starts it.
 
-Its own Temporal dev server (SQLite file, WAL pragmas, `worker/dev.py`'s command line), the
+Its own Temporal dev server (SQLite file, WAL pragmas, `cli/dev.py`'s command line), the
 lab (Kubernetes API and kubelet with no Ready delay, a hypervisor with no create delay) on a
 site large enough for 800 spares, a second small lab hypervisor whose inventory is tight (for
 the ledger's over-commit proof), the reference receiver, the worker in its own process (so its
@@ -24,18 +24,18 @@ import psutil
 import yaml
 from temporalio.client import Client
 
+from api.app import create_app
+from cli.dev import TemporalDevServer, free_ports
 from lab.hypervisor import LabHypervisor
 from lab.stack import LabStack
+from runtime.settings import Settings
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
 from webhooks.signing import generate_secret
-from worker.api import create_app
-from worker.dev import TemporalDevServer, free_ports
-from worker.settings import Settings
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
-WORKER_PACKAGES = ("placement", "workflows", "activities", "webhooks", "worker")
+WORKER_PACKAGES = ("placement", "workflows", "activities", "webhooks", "runtime", "worker")
 TASK_QUEUE = "virtflow-bench"
 BIG_INVENTORY = "bench"
 TIGHT_INVENTORY = "tight"

@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from orchestration_baseline import MinimalWorkflow, trivial
 
-from worker.api_temporal import connect_factory
-from worker.settings import Settings
+from api.temporal_client import connect_factory
+from runtime.settings import Settings
 from worker.worker import running_worker
 
 

@@ -11,9 +11,9 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from runtime.temporal_binaries import DEV_SERVER_DYNAMIC_CONFIG, temporal_cli, temporal_test_server
 from tests.known_secrets import SCANNED
 from tests.security.secret_scan import SecretScan
-from worker.temporal_binaries import DEV_SERVER_DYNAMIC_CONFIG, temporal_cli, temporal_test_server
 from workflows.names import SEARCH_ATTRIBUTES
 
 SECRET_SCAN = SecretScan(SCANNED)

@@ -16,11 +16,11 @@ from temporalio.client import Client, WorkflowHandle
 from activities.notify import ReceiverConfig
 from lab.stack import DEFAULT_INVENTORY, LabStack
 from placement.reservations import Reservation
+from runtime.settings import Settings
 from tests.helpers import assert_eventually
 from tests.known_secrets import WEBHOOK_SECRET
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
-from worker.settings import Settings
 from worker.worker import running_worker
 from workflows.ledger import InventoryLedger
 from workflows.names import ledger_workflow_id, spare_workflow_id

@@ -21,10 +21,9 @@ from temporalio.client import (
     ScheduleUpdateInput,
 )
 
+from runtime.settings import Settings
 from workflows.names import RECONCILE_SCHEDULE_ID, RECONCILE_SPARES
 from workflows.reconcile_spares import ReconcileInput
-
-from .settings import Settings
 
 
 def reconcile_schedule(settings: Settings, task_queue: str | None = None) -> Schedule:

@@ -28,6 +28,7 @@ from activities.placement import PlacementActivities
 from activities.provisioning import AnsibleProvisioner, Provisioner, ProvisioningActivities
 from activities.reconcile import ReconcileActivities
 from placement.policy import load_policy
+from runtime.settings import Settings
 from workflows.ledger import InventoryLedger
 from workflows.prepare_spare import PrepareSpare
 from workflows.reconcile_spares import ReconcileSpares
@@ -36,7 +37,6 @@ from workflows.schedule_host import ScheduleHost
 
 from .activity_metrics import ActivityMetrics
 from .schedules import apply_reconcile_schedule
-from .settings import Settings
 
 WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares]
 

@@ -19,10 +19,10 @@ from activities.event_bus import (
     PublishEventInput,
     PublishEventResult,
 )
+from runtime.settings import Settings
 from tests.webhooks.nats_server import nats_server
 from tests.webhooks.receivers import refused_url
 from webhooks.events import EventType, SpareEvent, VmInfo, webhook_id
-from worker.settings import Settings
 
 PASSWORD = "nats-test-password-3b9f1c"
 EVENT = SpareEvent(

@@ -11,13 +11,13 @@ import asyncio
 import uuid
 from pathlib import Path
 
+from cli.dev import TemporalDevServer, free_ports
 from lab.hypervisor import load_inventory_file
+from runtime.settings import Settings
 from tests.chaos.conftest import FAST
 from tests.chaos.evidence import CapacityCensus, duplicates, summary
 from tests.helpers import assert_eventually
 from tests.stack import LAB_INVENTORY, ledger_reservations, running_stack
-from worker.dev import TemporalDevServer, free_ports
-from worker.settings import Settings
 from workflows.prepare_spare import PrepareSpare
 from workflows.spare_models import Phase
 

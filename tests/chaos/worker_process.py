@@ -15,8 +15,8 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
+from runtime.settings import Settings
 from tests.helpers import assert_eventually
-from worker.settings import Settings
 
 VIRTFLOW = Path(sysconfig.get_path("scripts")) / "virtflow"
 STOP_TIMEOUT_SECONDS = 10.0

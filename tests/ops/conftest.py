@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from worker.settings import CONFIG_ENV, SECRETS_DIR_ENV, get_settings
+from runtime.settings import CONFIG_ENV, SECRETS_DIR_ENV, get_settings
 
 
 @pytest.fixture(autouse=True)

@@ -17,9 +17,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from cli.main import app
+from runtime.settings import REPO_ROOT, SECRETS_DIR_ENV
 from webhooks.signing import generate_secret
-from worker.cli import app
-from worker.settings import REPO_ROOT, SECRETS_DIR_ENV
 from workflows.names import SEARCH_ATTRIBUTES
 
 COMPOSE = REPO_ROOT / "docker-compose.yml"

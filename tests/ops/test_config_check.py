@@ -9,11 +9,11 @@ import yaml
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
+from cli.config import MASK, settings_reference
+from cli.main import app
+from runtime.connect import tls_config
+from runtime.settings import REPO_ROOT, SECRETS_DIR_ENV, Settings
 from webhooks.signing import generate_secret
-from worker.cli import app
-from worker.config_cli import MASK, settings_reference
-from worker.connect import tls_config
-from worker.settings import REPO_ROOT, SECRETS_DIR_ENV, Settings
 
 runner = CliRunner()
 

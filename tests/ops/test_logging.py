@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from worker.logging_setup import ConsoleFormatter, JsonFormatter, SpareContext, spare_id_of
+from runtime.logging_setup import ConsoleFormatter, JsonFormatter, SpareContext, spare_id_of
 
 
 @pytest.mark.parametrize(

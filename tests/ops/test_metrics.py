@@ -10,9 +10,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities import metrics
 from lab.hypervisor import load_inventory_file
+from runtime.connect import connect
+from runtime.settings import Settings
 from tests.stack import LAB_INVENTORY, running_stack, wait_phase
-from worker.connect import connect
-from worker.settings import Settings
 from workflows.prepare_spare import PrepareSpare
 from workflows.spare_models import Phase, ReleaseRequest
 

@@ -10,11 +10,11 @@ from fastapi import FastAPI, Request, Response
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from temporalio.client import Client
 
+from api.app import create_app
+from runtime.connect import connect
+from runtime.settings import Settings
+from runtime.telemetry import flush_traces, tracing_interceptors
 from webhooks.serve import serve_app
-from worker.api import create_app
-from worker.connect import connect
-from worker.settings import Settings
-from worker.telemetry import flush_traces, tracing_interceptors
 from workflows.prepare_spare import PrepareSpare
 from workflows.spare_models import SpareRequest
 

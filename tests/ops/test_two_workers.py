@@ -22,12 +22,12 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
 from lab.stack import LabStack
+from runtime.settings import REPO_ROOT
 from tests.helpers import assert_eventually
 from tests.stack import uniform_site
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
 from webhooks.signing import generate_secret
-from worker.settings import REPO_ROOT
 from workflows.names import spare_workflow_id
 from workflows.prepare_spare import PrepareSpare
 from workflows.spare_models import Phase, ReleaseRequest, SpareRequest, SpareResult
@@ -115,7 +115,7 @@ def start_worker(tmp: Path, n: int, config: Path, secret_dir: Path) -> subproces
     )
     log = (tmp / f"worker-{n}.log").open("wb")
     return subprocess.Popen(
-        [sys.executable, "-m", "worker", "worker"],
+        [sys.executable, "-m", "cli", "worker"],
         cwd=REPO_ROOT,
         env=env,
         stdout=log,

@@ -1,5 +1,5 @@
-"""The API fixtures of the worker suite, for the abuse and fuzz tests."""
+"""The API suite's fixtures, for the abuse and fuzz tests."""
 
-from tests.worker.worker_api_helpers import api, api_settings, live
+from tests.api.api_helpers import api, api_settings, live
 
 __all__ = ["api", "api_settings", "live"]

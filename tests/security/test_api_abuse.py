@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.worker.worker_api_helpers import spare_body
-from worker.api_limits import MAX_BODY_BYTES
+from api.limits import MAX_BODY_BYTES
+from tests.api.api_helpers import spare_body
 
 TEMPLATE = "{{ lookup('pipe','touch /tmp/x') }}"
 

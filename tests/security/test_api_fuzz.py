@@ -20,9 +20,9 @@ from schemathesis.core.result import Err
 from schemathesis.generation import GenerationMode
 from temporalio.client import Client
 
+from api.app import create_app
+from runtime.settings import Settings
 from webhooks.serve import serve_app
-from worker.api import create_app
-from worker.settings import Settings
 
 EXAMPLES_PER_MODE = 25
 CALL_TIMEOUT_SECONDS = 20.0

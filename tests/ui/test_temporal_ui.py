@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
+from api.spare_ops import start_spare
 from lab.hypervisor import load_inventory_file
 from tests.helpers import assert_eventually
 from tests.stack import LAB_INVENTORY, Stack, running_stack
-from worker.api_spare_ops import start_spare
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / ".virtflow" / "artifacts"

@@ -9,7 +9,7 @@ import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from worker.temporal_binaries import _find
+from runtime.temporal_binaries import _find
 
 _LISTENING = re.compile(r"Listening for client connections on ([\d.]+):(\d+)")
 _START_TIMEOUT_SECONDS = 10.0

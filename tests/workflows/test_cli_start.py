@@ -11,9 +11,9 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
+from runtime.temporal_binaries import temporal_cli
 from tests.helpers import assert_eventually
 from tests.stack import Stack, wait_phase
-from worker.temporal_binaries import temporal_cli
 from workflows.spare_models import Phase
 
 

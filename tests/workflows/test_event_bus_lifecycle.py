@@ -10,9 +10,9 @@ from pydantic import SecretStr
 from temporalio.client import Client
 
 from activities.event_bus import EventBusConfig
+from runtime.settings import Settings
 from tests.stack import running_stack, wait_phase
 from tests.webhooks.nats_server import nats_server
-from worker.settings import Settings
 from workflows.names import release_workflow_id
 from workflows.prepare_spare import PrepareSpare
 from workflows.spare_models import Phase, ReleaseRequest

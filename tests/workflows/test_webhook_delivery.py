@@ -18,6 +18,7 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client, WorkflowHandle
 
 from activities.notify import ReceiverConfig
+from runtime.settings import Settings
 from tests.helpers import assert_eventually
 from tests.stack import Stack, running_stack, wait_phase
 from tests.webhooks.receivers import Recorder, answering, receiver_config, refused_url
@@ -25,7 +26,6 @@ from webhooks.events import EventType, webhook_id
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import EmbeddedServer, serve_app
 from webhooks.signing import generate_secret
-from worker.settings import Settings
 from workflows.names import release_workflow_id
 from workflows.prepare_spare import PrepareSpare
 from workflows.spare_models import Phase, ReleaseRequest

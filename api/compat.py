@@ -1,0 +1,167 @@
+"""The original scheduler's API, so its callers can switch without changing a line.
+
+`POST /schedule` starts a placement-only `ScheduleHost` workflow and answers `{task_id}`;
+`GET /result/{task_id}` answers `processing`, `completed` with the host's name and IP, or
+`failed` with the reason. The host stays reserved for `hold_seconds` (default 15 min) or
+until `DELETE /schedule/{task_id}`, long enough for the caller to build its VM there.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Literal
+
+from fastapi import APIRouter, Depends, HTTPException, status
+from pydantic import BaseModel, Field
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
+from temporalio.exceptions import FailureError
+
+from workflows.names import ANY_POOL, POOL, SCHEDULE_HOST, schedule_workflow_id
+from workflows.schedule_host import (
+    DEFAULT_HOLD_SECONDS,
+    ReleaseTask,
+    ScheduledHost,
+    ScheduleHost,
+    ScheduleHostInput,
+    ScheduleHostResult,
+)
+
+from .auth import ANY_ROLE, UPGRADE_CONTROLLER
+from .errors import InvalidInput, SpareNotFound
+from .spare import AppSettings, TemporalClient
+from .spare_ops import QUERY_TIMEOUT, temporal_errors
+
+router = APIRouter(tags=["original scheduler API"])
+
+
+class ScheduleBody(BaseModel):
+    """The original request; `inventory` and `hold_seconds` are optional extras."""
+
+    requested_cpu: int = Field(gt=0, le=4096)
+    requested_memory: int = Field(gt=0, le=64 * 1024 * 1024, description="MiB")
+    requested_pool: str | None = Field(default=None, max_length=63)
+    dedicated: bool = False
+    inventory: str = Field(default="default", min_length=1, max_length=63)
+    hold_seconds: int = Field(default=DEFAULT_HOLD_SECONDS, ge=1, le=7 * 24 * 3600)
+
+
+class ScheduleAccepted(BaseModel):
+    task_id: str
+
+
+class TaskResult(BaseModel):
+    status: Literal["processing", "completed", "failed"]
+    result: ScheduledHost | None = None
+    error: str | None = None
+
+
+class TaskReleased(BaseModel):
+    task_id: str
+    release_requested: bool = True
+
+
+@router.post(
+    "/schedule",
+    response_model=ScheduleAccepted,
+    summary="Reserve a host (original scheduler API); poll /result/{task_id}",
+    dependencies=[Depends(UPGRADE_CONTROLLER)],
+)
+async def schedule(
+    body: ScheduleBody, settings: AppSettings, client: TemporalClient
+) -> ScheduleAccepted:
+    if body.inventory not in settings.inventories:
+        known = ", ".join(sorted(settings.inventories)) or "none"
+        raise InvalidInput(
+            "inventory", f"unknown inventory '{body.inventory}' (configured: {known})"
+        )
+    task_id = uuid.uuid4().hex
+    workflow_id = schedule_workflow_id(task_id)
+    with temporal_errors(workflow_id):
+        await client.start_workflow(
+            SCHEDULE_HOST,
+            ScheduleHostInput(
+                cpu=body.requested_cpu,
+                memory_mb=body.requested_memory,
+                pool=body.requested_pool,
+                dedicated=body.dedicated,
+                inventory=body.inventory,
+                hold_seconds=body.hold_seconds,
+            ),
+            id=workflow_id,
+            task_queue=settings.task_queue,
+            search_attributes=TypedSearchAttributes(
+                [SearchAttributePair(POOL, body.requested_pool or ANY_POOL)]
+            ),
+            static_summary=(
+                f"schedule: {body.requested_cpu} CPU, {body.requested_memory} MiB"
+                + (f" in pool {body.requested_pool}" if body.requested_pool else "")
+            ),
+        )
+    return ScheduleAccepted(task_id=task_id)
+
+
+async def _task(
+    client: Client, task_id: str
+) -> tuple[WorkflowHandle[ScheduleHost, ScheduleHostResult], str]:
+    workflow_id = schedule_workflow_id(task_id)
+    # Typed by annotation rather than `get_workflow_handle_for(ScheduleHost.run, ...)`: mypy
+    # infers that one's type parameters as Never depending on the order it reads modules in.
+    handle: WorkflowHandle[ScheduleHost, ScheduleHostResult] = client.get_workflow_handle(
+        workflow_id, result_type=ScheduleHostResult
+    )
+    try:
+        with temporal_errors(workflow_id):
+            description = await handle.describe()
+    except SpareNotFound:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task '{task_id}'") from None
+    if description.workflow_type != SCHEDULE_HOST:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task '{task_id}'")
+    run_status = description.status or WorkflowExecutionStatus.RUNNING
+    return handle, run_status.name.lower()
+
+
+@router.get(
+    "/result/{task_id}",
+    response_model=TaskResult,
+    response_model_exclude_unset=True,
+    summary="The host a /schedule task reserved, once it is decided",
+    dependencies=[Depends(ANY_ROLE)],
+)
+async def result(task_id: str, client: TemporalClient) -> TaskResult:
+    handle, run_status = await _task(client, task_id)
+    with temporal_errors(handle.id):
+        if run_status == "running":
+            host = await handle.query(ScheduleHost.host, rpc_timeout=QUERY_TIMEOUT)
+            if host is None:
+                return TaskResult(status="processing")
+            return TaskResult(status="completed", result=host)
+        try:
+            done = await handle.result()
+        except WorkflowFailureError as err:
+            cause = err.cause
+            reason = cause.message if isinstance(cause, FailureError) else str(err)
+            return TaskResult(status="failed", error=reason)
+    # A finished task freed its host; the answer it gave stays the answer.
+    return TaskResult(status="completed", result=done.host)
+
+
+@router.delete(
+    "/schedule/{task_id}",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=TaskReleased,
+    summary="Free the host a /schedule task holds (the caller's VM now counts itself)",
+    dependencies=[Depends(UPGRADE_CONTROLLER)],
+)
+async def release(task_id: str, client: TemporalClient) -> TaskReleased:
+    handle, run_status = await _task(client, task_id)
+    if run_status != "running":
+        raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} is {run_status}")
+    with temporal_errors(handle.id):
+        await handle.signal(ScheduleHost.release, ReleaseTask())
+    return TaskReleased(task_id=task_id)

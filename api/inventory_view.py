@@ -1,0 +1,144 @@
+"""What an inventory holds right now: each host's room and the ledger's pending reservations.
+
+For `virtflow inventory`. The inventory says what is allocated; the ledger says what is
+promised to spares whose VMs the inventory does not show yet. Free room is the effective
+capacity (capacity x allocation ratio) minus both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from datetime import timedelta
+
+from pydantic import BaseModel, ValidationError
+from temporalio.client import Client
+from temporalio.exceptions import ApplicationError
+
+from activities.inventory import read_inventory
+from placement.models import AllocationRatios, Host
+from placement.policy import load_policy
+from placement.reservations import Reservation
+from runtime.settings import Settings
+from workflows.names import ledger_workflow_id
+
+from .errors import InvalidInput, InventoryUnavailable, SpareNotFound
+from .spare_ops import temporal_errors
+
+LEDGER_QUERY_TIMEOUT = timedelta(seconds=10)
+# A readiness probe must answer quickly; a slower inventory counts as unreadable.
+READINESS_TIMEOUT_SECONDS = 5.0
+
+
+class HostRoom(BaseModel):
+    name: str
+    pool: str | None
+    rack: str | None
+    schedulable: bool
+    dedicated: bool
+    cpu_used: int
+    cpu_capacity: int
+    memory_mb_used: int
+    memory_mb_capacity: int
+    gpu_used: int
+    gpu_capacity: int
+    vm_count: int
+    vm_quota: int | None
+    reserved_for: list[str]
+
+    @property
+    def cpu_free(self) -> int:
+        return max(self.cpu_capacity - self.cpu_used, 0)
+
+    @property
+    def memory_mb_free(self) -> int:
+        return max(self.memory_mb_capacity - self.memory_mb_used, 0)
+
+    @property
+    def gpu_free(self) -> int:
+        return max(self.gpu_capacity - self.gpu_used, 0)
+
+
+class InventoryView(BaseModel):
+    inventory: str
+    hosts: list[HostRoom]
+    reservations: list[Reservation]
+
+
+async def ledger_reservations(client: Client, inventory: str) -> list[Reservation]:
+    """The ledger's reservations; none when no spare has used this inventory yet."""
+    ledger_id = ledger_workflow_id(inventory)
+    try:
+        with temporal_errors(ledger_id):
+            return await client.get_workflow_handle(ledger_id).query(
+                "reservations", result_type=list[Reservation], rpc_timeout=LEDGER_QUERY_TIMEOUT
+            )
+    except SpareNotFound:
+        return []
+
+
+def host_room(host: Host, ratios: AllocationRatios, pending: list[Reservation]) -> HostRoom:
+    mine = [r for r in pending if r.host == host.name]
+    cpu_ratio = host.cpu_allocation_ratio or ratios.cpu
+    mem_ratio = host.memory_allocation_ratio or ratios.memory_mb
+    return HostRoom(
+        name=host.name,
+        pool=host.pool,
+        rack=host.rack,
+        schedulable=not host.unschedulable,
+        dedicated=host.dedicated,
+        cpu_used=host.cpu_allocated + sum(r.cpu for r in mine),
+        cpu_capacity=math.floor(host.cpu_capacity * cpu_ratio),
+        memory_mb_used=host.memory_mb_allocated + sum(r.memory_mb for r in mine),
+        memory_mb_capacity=math.floor(host.memory_mb_capacity * mem_ratio),
+        gpu_used=host.gpu_allocated + sum(r.gpu for r in mine),
+        gpu_capacity=host.gpu_capacity,
+        vm_count=host.vm_count + len(mine),
+        vm_quota=host.vm_quota,
+        reserved_for=[r.spare_id for r in mine],
+    )
+
+
+async def inventory_view(client: Client, settings: Settings, name: str) -> InventoryView:
+    spec = settings.inventories.get(name)
+    if spec is None:
+        known = ", ".join(sorted(settings.inventories)) or "none"
+        raise InvalidInput("inventory", f"unknown inventory '{name}' (configured: {known})")
+    try:
+        document = await read_inventory(spec)
+    except ApplicationError as err:
+        # The source's own retry decision tells a broken document from an outage.
+        if err.non_retryable:
+            raise InvalidInput("inventory", str(err)) from err
+        raise InventoryUnavailable(str(err)) from err
+    try:
+        hosts = [Host.model_validate(h) for h in document["hosts"]]
+    except ValidationError as err:
+        raise InvalidInput("inventory", f"{spec}: {err.errors()[0]['msg']}") from err
+    ratios = load_policy(settings.policy_path).allocation_ratios if settings.policy_path else None
+    reservations = await ledger_reservations(client, name)
+    # A reservation whose VM the inventory already reports is counted in its allocations.
+    reported = {vm.get("name") for vm in document.get("existing_vms") or [] if isinstance(vm, dict)}
+    pending = [r for r in reservations if r.vm_name not in reported]
+    return InventoryView(
+        inventory=name,
+        hosts=[host_room(h, ratios or AllocationRatios(), pending) for h in hosts],
+        reservations=reservations,
+    )
+
+
+async def unreadable_inventories(settings: Settings) -> dict[str, str]:
+    """Configured inventories that cannot be read right now, with the reason (for /readyz)."""
+
+    async def problem(spec: str) -> str | None:
+        try:
+            await asyncio.wait_for(read_inventory(spec), READINESS_TIMEOUT_SECONDS)
+        except ApplicationError as err:
+            return err.message
+        except TimeoutError:
+            return f"inventory {spec}: no answer within {READINESS_TIMEOUT_SECONDS:g} s"
+        return None
+
+    names = sorted(settings.inventories)
+    found = await asyncio.gather(*(problem(settings.inventories[n]) for n in names))
+    return {name: reason for name, reason in zip(names, found, strict=True) if reason}

@@ -1,0 +1,282 @@
+"""Spare operations through the Temporal client, shared by the HTTP API and the command line.
+
+They raise the domain errors of `errors.py` (not HTTP codes) so each edge maps them once: the
+API to status codes, the CLI to exit codes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+
+from pydantic import BaseModel, Field
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+    WorkflowQueryRejectedError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateStage,
+)
+from temporalio.common import (
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from runtime.settings import Settings
+from workflows.names import PREPARE_SPARE
+from workflows.spare_models import (
+    ReleaseRequest,
+    SpareRequest,
+    SpareStatus,
+    start_search_attributes,
+)
+
+from .errors import InvalidInput, SpareConflict, SpareNotFound, TemporalUnavailable
+from .temporal_client import is_unavailable
+
+MEMO_REQUEST_HASH = "virtflow.request_sha256"
+# Queries need a worker; without one the server would hold the call until its own deadline.
+QUERY_TIMEOUT = timedelta(seconds=10)
+STATUS_ATTEMPTS = 30
+STATUS_RETRY_SECONDS = 0.1
+# How long `release` waits for the update's answer before reporting the status as it stands.
+RELEASE_ANSWER_WAIT_SECONDS = 20.0
+MAX_COUNT = 20
+
+
+class PrepareAccepted(BaseModel):
+    spare_id: str = Field(description="The (first) spare")
+    workflow_id: str
+    ui_url: str
+    spares: list[str] = Field(default_factory=list, description="Every spare of the request")
+
+
+class PrepareBody(SpareRequest):
+    """The request of `POST /spare/prepare`: a spare request, `count` times."""
+
+    count: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_COUNT,
+        description="How many spares; more than one are spread by anti-affinity "
+        "(`anti_affinity_group` defaults to the request_id, scope host)",
+    )
+
+    def members(self) -> list[SpareRequest]:
+        """One request per spare; ids `<request_id>-<i>` when there is more than one."""
+        fields = self.model_dump(exclude={"count"}, exclude_unset=True)
+        if self.count == 1:
+            return [SpareRequest.model_validate(fields)]
+        fields["anti_affinity_group"] = self.anti_affinity_group or self.request_id
+        return [
+            SpareRequest.model_validate({**fields, "request_id": f"{self.request_id}-{i}"})
+            for i in range(self.count)
+        ]
+
+
+class SpareView(SpareStatus):
+    """The status query's answer, plus where to look and what the engine says of the run."""
+
+    ui_url: str
+    workflow_status: str
+
+
+def request_hash(request: SpareRequest) -> str:
+    """Hash of the validated body: defaults spelled out or omitted give the same hash."""
+    return hashlib.sha256(request.model_dump_json().encode()).hexdigest()
+
+
+def check_names(settings: Settings, request: SpareRequest) -> None:
+    """Reject unknown inventory or receiver names before any workflow exists."""
+    if request.inventory not in settings.inventories:
+        known = ", ".join(sorted(settings.inventories)) or "none"
+        raise InvalidInput(
+            "inventory", f"unknown inventory '{request.inventory}' (configured: {known})"
+        )
+    for name in request.receivers or []:
+        if name not in settings.receivers:
+            known = ", ".join(sorted(settings.receivers)) or "none"
+            raise InvalidInput("receivers", f"unknown receiver '{name}' (configured: {known})")
+
+
+@contextmanager
+def temporal_errors(spare_id: str) -> Iterator[None]:
+    """Translate the SDK's transport errors into the domain's."""
+    try:
+        yield
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise SpareNotFound(spare_id) from err
+        if is_unavailable(err):
+            raise TemporalUnavailable(str(err)) from err
+        raise
+
+
+async def start_spare(client: Client, settings: Settings, request: SpareRequest) -> PrepareAccepted:
+    """Start PrepareSpare, or find the one this request already started (same id, same body)."""
+    check_names(settings, request)
+    return await _start_one(client, settings, request, request_hash(request))
+
+
+async def start_spares(client: Client, settings: Settings, body: PrepareBody) -> PrepareAccepted:
+    """Start `count` spares spread by anti-affinity; idempotent as a whole.
+
+    Member i has request_id `<request_id>-<i>`; every member carries the hash of the whole
+    body, so the same body again finds the same spares and a different one is refused (409)
+    before a new member starts.
+    """
+    members = body.members()
+    if len(members) == 1:
+        return await start_spare(client, settings, members[0])
+    check_names(settings, members[0])
+    digest = hashlib.sha256(body.model_dump_json().encode()).hexdigest()
+    await _check_not_taken(client, members[0], digest)
+    started = await asyncio.gather(
+        *(_start_one(client, settings, m, digest, f" ({i + 1}/{len(members)})")
+          for i, m in enumerate(members))
+    )  # fmt: skip
+    return PrepareAccepted(
+        spare_id=started[0].spare_id,
+        workflow_id=started[0].workflow_id,
+        ui_url=started[0].ui_url,
+        spares=[s.spare_id for s in started],
+    )
+
+
+async def _check_not_taken(client: Client, first: SpareRequest, digest: str) -> None:
+    with temporal_errors(first.spare_id):
+        try:
+            description = await client.get_workflow_handle(first.spare_id).describe()
+        except RPCError as err:
+            if err.status == RPCStatusCode.NOT_FOUND:
+                return
+            raise
+        existing = await description.memo_value(MEMO_REQUEST_HASH, default=None)
+    if existing != digest:
+        raise _conflict(first)
+
+
+def _conflict(request: SpareRequest) -> SpareConflict:
+    return SpareConflict(
+        f"request_id '{request.request_id}' of cluster '{request.cluster}' is already used "
+        "by a different request"
+    )
+
+
+async def _start_one(
+    client: Client, settings: Settings, request: SpareRequest, digest: str, of: str = ""
+) -> PrepareAccepted:
+    workflow_id = request.spare_id
+    handle: WorkflowHandle[object, object]
+    with temporal_errors(workflow_id):
+        try:
+            handle = await client.start_workflow(
+                PREPARE_SPARE,
+                request,
+                id=workflow_id,
+                task_queue=settings.task_queue,
+                # A repeated POST joins the running spare; a closed one is never restarted
+                # under the same id, so a request_id names exactly one spare.
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                memo={MEMO_REQUEST_HASH: digest},
+                search_attributes=start_search_attributes(request),
+                static_summary=(
+                    f"spare for {request.cluster}: {request.cpu} CPU, {request.memory_mb} MiB"
+                    + (f", {request.gpu} GPU" if request.gpu else "")
+                    + of
+                ),
+            )
+        except WorkflowAlreadyStartedError:
+            handle = client.get_workflow_handle(workflow_id)
+        description = await handle.describe()
+        existing = await description.memo_value(MEMO_REQUEST_HASH, default=None)
+    if existing != digest:
+        raise _conflict(request)
+    return PrepareAccepted(
+        spare_id=workflow_id,
+        workflow_id=workflow_id,
+        ui_url=settings.workflow_ui_url(workflow_id),
+        spares=[workflow_id],
+    )
+
+
+async def _describe_spare(
+    client: Client, spare_id: str
+) -> tuple[WorkflowHandle[object, object], WorkflowExecutionStatus]:
+    handle = client.get_workflow_handle(spare_id)
+    with temporal_errors(spare_id):
+        description = await handle.describe()
+    if description.workflow_type != PREPARE_SPARE:
+        raise SpareNotFound(spare_id)
+    return handle, description.status or WorkflowExecutionStatus.RUNNING
+
+
+async def _query_status(handle: WorkflowHandle[object, object], spare_id: str) -> SpareStatus:
+    attempts = STATUS_ATTEMPTS
+    while True:
+        attempts -= 1
+        with temporal_errors(spare_id):
+            try:
+                return await handle.query(
+                    "status", result_type=SpareStatus, rpc_timeout=QUERY_TIMEOUT
+                )
+            except (WorkflowQueryFailedError, WorkflowQueryRejectedError) as err:
+                # Right after the start the workflow has no status yet: give it a moment.
+                if attempts <= 0:
+                    raise TemporalUnavailable(f"status of {spare_id} not available: {err}") from err
+            except RPCError as err:
+                if err.status == RPCStatusCode.DEADLINE_EXCEEDED:
+                    raise TemporalUnavailable(
+                        "no worker answered the status query: is a virtflow worker running?"
+                    ) from err
+                raise
+        await asyncio.sleep(STATUS_RETRY_SECONDS)
+
+
+async def spare_status(client: Client, settings: Settings, spare_id: str) -> SpareView:
+    handle, run_status = await _describe_spare(client, spare_id)
+    status = await _query_status(handle, spare_id)
+    return SpareView(
+        **status.model_dump(),
+        ui_url=settings.workflow_ui_url(spare_id),
+        workflow_status=run_status.name.lower(),
+    )
+
+
+async def release_spare(client: Client, spare_id: str, request: ReleaseRequest) -> SpareStatus:
+    """Run the `release` update; answer with the status once accepted (release takes a while)."""
+    handle, run_status = await _describe_spare(client, spare_id)
+    if run_status != WorkflowExecutionStatus.RUNNING:
+        raise SpareConflict(f"spare {spare_id} is {run_status.name.lower()}, nothing to release")
+    with temporal_errors(spare_id):
+        try:
+            update = await handle.start_update(
+                "release",
+                request,
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+                result_type=SpareStatus,
+            )
+            return await asyncio.wait_for(update.result(), RELEASE_ANSWER_WAIT_SECONDS)
+        except WorkflowUpdateFailedError as err:
+            cause = err.cause or err
+            raise SpareConflict(f"release refused: {cause}") from err
+        except TimeoutError:
+            pass
+    return await _query_status(handle, spare_id)
+
+
+async def cancel_spare(client: Client, spare_id: str) -> None:
+    """Cancel the workflow: it compensates (destroys what it created) before it ends."""
+    handle, run_status = await _describe_spare(client, spare_id)
+    if run_status != WorkflowExecutionStatus.RUNNING:
+        raise SpareConflict(f"spare {spare_id} is {run_status.name.lower()}, nothing to cancel")
+    with temporal_errors(spare_id):
+        await handle.cancel()

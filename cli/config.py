@@ -1,0 +1,189 @@
+"""`virtflow config check|docs`: validate a configuration, and document every setting.
+
+`check` reads the configuration exactly as a process would (environment over the YAML file
+over the secrets directory), names each bad key, and prints the effective settings with every
+secret masked. `docs` renders docs/SETTINGS.md from the settings model, so the reference page
+cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import types
+import typing
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+from pydantic import BaseModel, SecretStr, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined, to_jsonable_python
+from rich.console import Console
+
+from activities.notify import ReceiverConfig
+from runtime.settings import CONFIG_ENV, DEFAULT_SECRETS_DIR, REPO_ROOT, SECRETS_DIR_ENV, Settings
+
+EXIT_BAD_CONFIG = 2
+MASK = "**********"
+
+config_app = typer.Typer(help="Check and document the configuration.", no_args_is_help=True)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def env_name(key: str) -> str:
+    return f"VIRTFLOW_{key.upper()}"
+
+
+def problems(error: ValidationError) -> list[str]:
+    """One line per bad key: `key (VIRTFLOW_KEY): what is wrong`."""
+    lines = []
+    for item in error.errors(include_url=False):
+        key = ".".join(str(part) for part in item["loc"]) or "settings"
+        top = str(item["loc"][0]) if item["loc"] else ""
+        where = f"{key} ({env_name(top)})" if top in Settings.model_fields else key
+        lines.append(f"{where}: {item['msg']}")
+    return lines
+
+
+def load(file: Path | None) -> Settings:
+    """The settings from `file` (else VIRTFLOW_CONFIG) and the environment."""
+    if file is not None:
+        os.environ[CONFIG_ENV] = str(file)
+    return Settings()
+
+
+def masked(settings: Settings) -> dict[str, Any]:
+    """The effective settings as plain data, every secret replaced by asterisks."""
+    data = settings.model_dump(mode="json")
+    # Tokens are dictionary keys: masked alike, they would collapse into one entry.
+    data["api_tokens"] = [f"{MASK} ({role})" for role in settings.api_tokens.values()]
+    return data
+
+
+@config_app.command("check")
+def check(
+    file: Annotated[Path | None, typer.Argument(help="YAML settings file")] = None,
+) -> None:
+    """Validate a configuration; print it with secrets masked (exit 2 naming each bad key)."""
+    try:
+        settings = load(file)
+    except ValidationError as error:
+        for line in problems(error):
+            err.print(f"[red]error:[/] {line}")
+        raise typer.Exit(EXIT_BAD_CONFIG) from None
+    except (OSError, yaml.YAMLError) as error:
+        err.print(f"[red]error:[/] {error}")
+        raise typer.Exit(EXIT_BAD_CONFIG) from None
+    out.print(yaml.safe_dump(masked(settings), sort_keys=False), end="", markup=False)
+    out.print("# configuration is valid", style="green")
+
+
+@config_app.command("docs")
+def docs(
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here")] = None,
+) -> None:
+    """Print (or write) the settings reference page, docs/SETTINGS.md."""
+    text = settings_reference()
+    if output is None:
+        out.print(text, end="", markup=False)
+    else:
+        output.write_text(text)
+
+
+# --- the reference page -----------------------------------------------------------------
+
+
+def type_name(annotation: Any) -> str:
+    """A reader's name for a field's type: `path`, `secret`, `int | null`, `"a" | "b"`."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if annotation is type(None):
+        return "null"
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(type_name(arg) for arg in args)
+    if origin is typing.Literal:
+        return " | ".join(f'"{arg}"' for arg in args)
+    if origin is Annotated:
+        is_file = any("file" in repr(meta) for meta in args[1:])
+        return "file path" if is_file else type_name(args[0])
+    if origin in (list, dict):
+        return f"{origin.__name__}[{', '.join(type_name(arg) for arg in args)}]"
+    names = {str: "string", int: "int", float: "number", bool: "bool", Path: "path"}
+    if annotation is SecretStr:
+        return "secret"
+    return names.get(annotation, getattr(annotation, "__name__", str(annotation)))
+
+
+def default_text(field: FieldInfo) -> str:
+    if field.default_factory is not None:
+        value = field.default_factory()  # type: ignore[call-arg]
+    elif field.default is PydanticUndefined:
+        return "required"
+    else:
+        value = field.default
+    if isinstance(value, Path) and value.is_absolute() and value.is_relative_to(REPO_ROOT):
+        return f"`<install>/{value.relative_to(REPO_ROOT)}`"
+    if value is None or value == {} or value == []:
+        return "unset" if value is None else "empty"
+    plain = to_jsonable_python(value)
+    return f"`{plain if isinstance(plain, str) else json.dumps(plain)}`"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def field_table(model: type[BaseModel], env: bool) -> list[str]:
+    head = "| setting | environment | type | default | meaning |" if env else None
+    rows = [head, "|---|---|---|---|---|"] if head else ["| key | type | default | meaning |"]
+    if not env:
+        rows.append("|---|---|---|---|")
+    for key, field in model.model_fields.items():
+        cells = [f"`{key}`"]
+        if env:
+            cells.append(f"`{env_name(key)}`")
+        cells += [
+            _cell(type_name(field.annotation)),
+            _cell(default_text(field)),
+            _cell(field.description or ""),
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
+def settings_reference() -> str:
+    lines = [
+        "# Settings reference",
+        "",
+        "<!-- Generated by `virtflow config docs -o docs/SETTINGS.md`; do not edit by hand. -->",
+        "",
+        "Every virtflow process (worker, API, receiver, `dev`) reads the same settings, highest",
+        "priority first:",
+        "",
+        "1. environment variables `VIRTFLOW_<SETTING>`; nested keys join with `__`",
+        "   (`VIRTFLOW_RECEIVERS__UPGRADECTRL__URL`), lists and maps are JSON",
+        '   (`VIRTFLOW_INVENTORIES=\'{"default": "/etc/virtflow/hosts.yaml"}\'`);',
+        f"2. the YAML file named by `{CONFIG_ENV}` (or `virtflow --config FILE`);",
+        "3. one file per setting in the secrets directory, named like the environment variable",
+        f"   (`virtflow_temporal_api_key`): `{SECRETS_DIR_ENV}`, else `{DEFAULT_SECRETS_DIR}`",
+        "   when it exists (Docker and Kubernetes secrets).",
+        "",
+        "Unknown keys are errors. Secrets (`secret` below) are never printed: they show as",
+        f"`{MASK}`. `virtflow config check [FILE]` validates a configuration, names each bad",
+        "key and exits 2, or prints the effective settings with secrets masked.",
+        "",
+        "## Settings",
+        "",
+        *field_table(Settings, env=True),
+        "",
+        "## A receiver (`receivers.<name>`)",
+        "",
+        "A webhook receiver that requests may name. In YAML under `receivers:`, or",
+        "`VIRTFLOW_RECEIVERS__<NAME>__<KEY>` in the environment.",
+        "",
+        *field_table(ReceiverConfig, env=False),
+        "",
+    ]
+    return "\n".join(lines)

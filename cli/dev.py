@@ -1,0 +1,360 @@
+"""`virtflow dev`: the whole stack on the embedded lab, in one process, in the foreground.
+
+The Temporal dev server runs as a child process; everything else (lab Kubernetes API and
+hypervisor, the worker, the HTTP API, the reference receiver) shares one asyncio loop, so
+Ctrl-C stops it all in order and leaves nothing behind. `virtflow demo` reuses `lab_stack`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from pydantic import SecretStr
+from rich.console import Console
+from temporalio.client import Client
+
+from activities.notify import ReceiverConfig
+from api.app import create_app
+from api.temporal_client import connect_factory
+from lab.stack import LabStack
+from runtime.settings import Settings
+from runtime.temporal_binaries import (
+    DEV_SERVER_DYNAMIC_CONFIG,
+    DEV_SERVER_SQLITE_PRAGMAS,
+    temporal_cli,
+)
+from webhooks.receiver import create_receiver_app
+from webhooks.serve import serve_app
+from webhooks.signing import generate_secret
+from worker.worker import run_worker
+from workflows.names import SEARCH_ATTRIBUTES
+
+LAB_RECEIVER = "upgradectrl"
+SERVER_START_TIMEOUT_SECONDS = 60.0
+START_ATTEMPTS = 3
+SERVER_STOP_TIMEOUT_SECONDS = 10.0
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class LabPorts:
+    temporal: int = 7233
+    temporal_ui: int = 8233
+    hypervisor: int = 8091
+    kube: int = 8092
+    api: int = 8080
+    receiver: int = 8090
+    gitlab: int = 8093
+
+    def items(self) -> list[tuple[str, int]]:
+        return [(f.name, getattr(self, f.name)) for f in fields(self)]
+
+
+class _RandomPortTaken(Exception):
+    """A port the dev server chose for itself was taken before it bound it."""
+
+
+class PortBusy(Exception):
+    def __init__(self, name: str, port: int) -> None:
+        super().__init__(f"port {port} ({name.replace('_', ' ')}) is already in use")
+        self.name = name
+        self.port = port
+
+
+def free_ports() -> LabPorts:
+    """Ports the kernel hands out now; for the demo, which must not clash with a running dev."""
+    socks = []
+    try:
+        for _ in fields(LabPorts):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind(("127.0.0.1", 0))
+            socks.append(sock)
+        return LabPorts(*(s.getsockname()[1] for s in socks))
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def check_ports(ports: LabPorts) -> None:
+    """Fail early, naming the port, rather than half-way through start-up."""
+    for name, port in ports.items():
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            # As the servers themselves do: connections of a previous run in TIME_WAIT are no
+            # obstacle, a live listener is.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError as err:
+                raise PortBusy(name, port) from err
+
+
+def receiver_secret(state_dir: Path) -> str:
+    """The lab receiver's signing secret: made once, kept (0600) so restarts verify old events."""
+    path = state_dir / "receiver.secret"
+    if path.is_file():
+        return path.read_text().strip()
+    secret = generate_secret()
+    path.touch(mode=0o600)
+    path.write_text(secret + "\n")
+    return secret
+
+
+def lab_settings(base: Settings, ports: LabPorts, state_dir: Path, secret: str) -> Settings:
+    """The base settings, rewired to the lab's seams; other choices (tokens, policy) stay."""
+    hypervisor_url = f"http://127.0.0.1:{ports.hypervisor}"
+    receiver = ReceiverConfig(
+        url=f"http://127.0.0.1:{ports.receiver}/webhooks", secrets=[SecretStr(secret)]
+    )
+    return base.model_copy(
+        update={
+            "temporal_address": f"127.0.0.1:{ports.temporal}",
+            "temporal_ui_url": f"http://localhost:{ports.temporal_ui}",
+            "state_dir": state_dir,
+            "inventories": {**base.inventories, "default": f"{hypervisor_url}/inventory"},
+            "kubeconfig": state_dir / "kubeconfig",
+            "ansible_extravars": {**base.ansible_extravars, "lab_hypervisor_url": hypervisor_url},
+            "hypervisor_api_url": hypervisor_url,
+            "receivers": {**base.receivers, LAB_RECEIVER: receiver},
+            "receiver_secrets": [SecretStr(secret)],
+            "api_port": ports.api,
+            "receiver_port": ports.receiver,
+        }
+    )
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """On Linux, a child hook so the server ends even if we are killed with SIGKILL."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved before fork, not in the child
+
+    def hook() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+    return hook
+
+
+class TemporalDevServer:
+    """`temporal server start-dev` as a child process with a SQLite file."""
+
+    def __init__(self, ports: LabPorts, state_dir: Path) -> None:
+        self.ports = ports
+        self.db_path = state_dir / "temporal.db"
+        self.log_path = state_dir / "temporal.log"
+        self._proc: asyncio.subprocess.Process | None = None
+
+    def command(self) -> list[str]:
+        args = [
+            str(temporal_cli()),
+            "server",
+            "start-dev",
+            "--db-filename",
+            str(self.db_path),
+            "--ui-port",
+            str(self.ports.temporal_ui),
+            "--port",
+            str(self.ports.temporal),
+        ]
+        for key in SEARCH_ATTRIBUTES:
+            args += ["--search-attribute", f"{key.name}=Keyword"]
+        args += DEV_SERVER_SQLITE_PRAGMAS
+        args += DEV_SERVER_DYNAMIC_CONFIG
+        return [*args, "--log-level", "warn"]
+
+    async def start(self, settings: Settings) -> Client:
+        """Start the server and return a client once it answers."""
+        for attempt in range(1, START_ATTEMPTS + 1):
+            with contextlib.suppress(_RandomPortTaken):
+                return await self._start_once(settings, last_attempt=attempt == START_ATTEMPTS)
+        raise AssertionError("unreachable: the last attempt raises")
+
+    async def _start_once(self, settings: Settings, *, last_attempt: bool) -> Client:
+        log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
+        with self.log_path.open("ab") as log:
+            # Own session: Ctrl-C reaches us only, and we stop the server after the worker.
+            self._proc = await asyncio.create_subprocess_exec(
+                *self.command(),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=log,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent(),
+            )
+        connect = connect_factory(settings)
+        async with asyncio.timeout(SERVER_START_TIMEOUT_SECONDS):
+            while True:
+                if self._proc.returncode is not None:
+                    # The server picks its HTTP, metrics and internal ports itself, between
+                    # choosing and binding one another process may take it: start again.
+                    with self.log_path.open("rb") as log:
+                        log.seek(log_start)
+                        taken = b"address already in use" in log.read()
+                    if taken and not last_attempt:
+                        raise _RandomPortTaken
+                    raise RuntimeError(
+                        f"the Temporal dev server exited with {self._proc.returncode}; "
+                        f"see {self.log_path}"
+                    )
+                with contextlib.suppress(RuntimeError):
+                    return await connect()
+                await asyncio.sleep(0.2)
+
+    async def stop(self) -> None:
+        proc = self._proc
+        if proc is None or proc.returncode is not None:
+            return
+        proc.terminate()
+        try:
+            await asyncio.wait_for(proc.wait(), SERVER_STOP_TIMEOUT_SECONDS)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+
+
+@dataclass
+class RunningStack:
+    settings: Settings
+    client: Client
+    api_url: str
+    receiver_url: str
+    worker: asyncio.Task[None]
+
+
+async def _stop_worker(stop: asyncio.Event, task: asyncio.Task[None]) -> None:
+    stop.set()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+@contextlib.asynccontextmanager
+async def lab_stack(
+    base: Settings, ports: LabPorts, state_dir: Path, ready_delay: float
+) -> AsyncIterator[RunningStack]:
+    """Start everything; on exit stop it in reverse order (API first, Temporal last)."""
+    check_ports(ports)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    secret = receiver_secret(state_dir)
+    settings = lab_settings(base, ports, state_dir, secret)
+    async with contextlib.AsyncExitStack() as stack:
+        server = TemporalDevServer(ports, state_dir)
+        stack.push_async_callback(server.stop)
+        client = await server.start(settings)
+
+        lab = LabStack()
+        stack.push_async_callback(lab.stop)
+        await lab.start(
+            state_dir=state_dir,
+            kube_port=ports.kube,
+            hypervisor_port=ports.hypervisor,
+            ready_delay=ready_delay,
+            gitlab_port=ports.gitlab,
+        )
+        assert lab.gitlab is not None
+        settings = settings.model_copy(
+            update={
+                "kubeconfig": lab.kubeconfig,
+                # The lab GitLab's tokens are made afresh each start.
+                "gitlab_url": lab.gitlab.url,
+                "gitlab_trigger_token": SecretStr(lab.gitlab.trigger_token),
+                "gitlab_api_token": SecretStr(lab.gitlab.api_token),
+            }
+        )
+
+        stop = asyncio.Event()
+        worker = asyncio.create_task(run_worker(settings, client, stop), name="virtflow-worker")
+        stack.push_async_callback(_stop_worker, stop, worker)
+
+        receiver_app = create_receiver_app([secret], state_dir / "receiver.sqlite")
+        receiver_url = await stack.enter_async_context(serve_app(receiver_app, port=ports.receiver))
+
+        async def same_client() -> Client:
+            return client
+
+        api_app = create_app(settings, client_factory=same_client)
+        api_url = await stack.enter_async_context(serve_app(api_app, port=ports.api))
+        yield RunningStack(settings, client, api_url, receiver_url, worker)
+
+
+def banner(running: RunningStack, ports: LabPorts) -> str:
+    s = running.settings
+    body = (
+        '{"request_id":"demo-1","cluster":"lab","cpu":2,"memory_mb":4096,'
+        f'"receivers":["{LAB_RECEIVER}"]}}'
+    )
+    return "\n".join(
+        [
+            "[bold green]virtflow dev is up[/] (Ctrl-C stops everything)",
+            f"  Temporal        {s.temporal_address}   UI {s.temporal_ui_url}",
+            f"  HTTP API        {running.api_url}   (OpenAPI {running.api_url}/docs)",
+            f"  receiver        {running.receiver_url}   (events {running.receiver_url}/events)",
+            f"  lab hypervisor  http://127.0.0.1:{ports.hypervisor}   "
+            f"kube API http://127.0.0.1:{ports.kube}   GitLab http://127.0.0.1:{ports.gitlab}",
+            f"  provisioner     {s.provisioner}",
+            f"  state           {s.state_dir}   kubeconfig {s.kubeconfig}",
+            "",
+            "Ask for a spare over HTTP:",
+            f"  curl -X POST {running.api_url}/spare/prepare "
+            f"-H 'content-type: application/json' -d '{body}'",
+            "or from the Temporal CLI:",
+            f"  temporal workflow start --type PrepareSpare --task-queue {s.task_queue} "
+            f"--workflow-id spare-lab-demo-2 --address {s.temporal_address} "
+            '--input \'{"request_id":"demo-2","cluster":"lab","cpu":2,"memory_mb":4096}\'',
+            f"Then: curl {running.api_url}/spare/spare-lab-demo-1",
+        ]
+    )
+
+
+def on_signals(handler: Callable[[], object]) -> None:
+    """Call `handler` on Ctrl-C or SIGTERM instead of dying with children left behind."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, handler)
+
+
+async def run_dev(settings: Settings, console: Console, ready_delay: float = 5.0) -> int:
+    """Run until Ctrl-C (0) or until the worker dies (1)."""
+    ports = LabPorts()
+    try:
+        check_ports(ports)
+    except PortBusy as err:
+        console.print(f"[red]error:[/] {err}; stop what uses it (another `virtflow dev`?)")
+        return 1
+    stop = asyncio.Event()
+    main = asyncio.current_task()
+    started = False
+
+    def on_signal() -> None:
+        # While starting there is nothing to wait on: cancel, and the exit stack unwinds.
+        if started:
+            stop.set()
+        elif main is not None:
+            main.cancel()
+
+    on_signals(on_signal)
+    try:
+        async with lab_stack(settings, ports, settings.state_dir, ready_delay) as running:
+            started = True
+            console.print(banner(running, ports), soft_wrap=True)
+            waiter = asyncio.create_task(stop.wait())
+            await asyncio.wait({waiter, running.worker}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            if running.worker.done() and not stop.is_set():
+                reason = running.worker.exception()
+                console.print(f"[red]error:[/] the worker stopped: {reason or 'no reason given'}")
+                return 1
+            console.print("stopping...")
+    except asyncio.CancelledError:
+        console.print("stopped during start-up")
+        return 1
+    except PortBusy as err:
+        console.print(f"[red]error:[/] {err}")
+        return 1
+    return 0

@@ -1,0 +1,57 @@
+"""A spare's whole life through the HTTP API, on a real worker, lab and receiver."""
+
+from __future__ import annotations
+
+from tests.api.api_helpers import LiveStack, spare_body
+from tests.helpers import assert_eventually
+
+
+async def test_prepare_follow_release_over_http(live: LiveStack) -> None:
+    inventory = live.stack.inventory
+    body = spare_body(inventory=inventory, receivers=["upgradectrl"])
+    accepted = await live.api.post("/spare/prepare", json=body)
+    assert accepted.status_code == 202, accepted.text
+    spare_id = accepted.json()["spare_id"]
+
+    ready = await live.phase_becomes(spare_id, "ready")
+    assert ready["host"]
+    assert ready["workflow_status"] == "running"
+    assert ready["ui_url"].endswith(f"/workflows/{spare_id}")
+    assert [step["phase"] for step in ready["steps"]][-1] == "ready"
+
+    async def ready_event() -> None:
+        assert "spare.ready" in await live.stack.event_types(spare_id)
+
+    await assert_eventually(ready_event)
+
+    released = await live.api.post(f"/spare/{spare_id}/release", json={"reason": "upgrade done"})
+    assert released.status_code == 202, released.text
+    assert released.json()["spare_id"] == spare_id
+    await live.phase_becomes(spare_id, "released")
+
+    async def released_event() -> None:
+        assert "spare.released" in await live.stack.event_types(spare_id)
+
+    await assert_eventually(released_event)
+
+
+async def test_release_before_ready_is_409_with_the_reason(live: LiveStack) -> None:
+    inventory = live.stack.inventory
+    # The lab's GPU host has 4 GPUs, 2 in use: 4 fit the host but not now, so the spare waits.
+    body = spare_body(
+        inventory=inventory,
+        pool="gpu",
+        gpu=4,
+        tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists"}],
+        wait_for_capacity=True,
+        receivers=[],
+    )
+    spare_id = (await live.api.post("/spare/prepare", json=body)).json()["spare_id"]
+    await live.phase_becomes(spare_id, "waiting_capacity")
+    answer = await live.api.post(f"/spare/{spare_id}/release", json={})
+    assert answer.status_code == 409
+    assert "can be released once ready" in answer.json()["detail"]
+
+    cancel = await live.api.delete(f"/spare/{spare_id}")
+    assert cancel.status_code == 202
+    await live.phase_becomes(spare_id, "cancelled")

@@ -1,0 +1,99 @@
+"""POST /spare/prepare: validation before anything starts, idempotency on request_id."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.service import RPCError, RPCStatusCode
+
+from api.spare_ops import MEMO_REQUEST_HASH
+from tests.api.api_helpers import spare_body
+from workflows.names import CLUSTER, PREPARE_SPARE
+
+
+async def assert_not_started(client: Client, workflow_id: str) -> None:
+    with pytest.raises(RPCError) as err:
+        await client.get_workflow_handle(workflow_id).describe()
+    assert err.value.status == RPCStatusCode.NOT_FOUND
+
+
+async def test_an_invalid_body_is_422_naming_the_field(api: httpx.AsyncClient) -> None:
+    answer = await api.post("/spare/prepare", json=spare_body(cpu=0))
+    assert answer.status_code == 422
+    [error] = answer.json()["detail"]
+    assert error["loc"] == ["body", "cpu"]
+    assert "greater than 0" in error["msg"]
+
+
+async def test_an_unknown_field_is_refused(api: httpx.AsyncClient) -> None:
+    answer = await api.post("/spare/prepare", json=spare_body(url="http://evil.example"))
+    assert answer.status_code == 422
+    assert answer.json()["detail"][0]["loc"] == ["body", "url"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("inventory", "nowhere", "unknown inventory 'nowhere' (configured: default)"),
+        ("receivers", ["upgradectrl", "stranger"], "unknown receiver 'stranger'"),
+    ],
+)
+async def test_unknown_names_are_422_before_any_workflow_starts(
+    api: httpx.AsyncClient, client: Client, field: str, value: object, reason: str
+) -> None:
+    body = spare_body(**{field: value})
+    answer = await api.post("/spare/prepare", json=body)
+    assert answer.status_code == 422
+    [error] = answer.json()["detail"]
+    assert error["loc"] == ["body", field]
+    assert error["msg"].startswith(reason)
+    await assert_not_started(client, f"spare-lab-{body['request_id']}")
+
+
+async def test_the_same_body_twice_is_the_same_spare(
+    api: httpx.AsyncClient, client: Client
+) -> None:
+    body = spare_body(pool="general", receivers=["upgradectrl"])
+    first = await api.post("/spare/prepare", json=body)
+    again = await api.post("/spare/prepare", json=body)
+    assert first.status_code == again.status_code == 202
+    assert first.json() == again.json()
+    workflow_id = f"spare-lab-{body['request_id']}"
+    assert first.json()["spare_id"] == first.json()["workflow_id"] == workflow_id
+    assert first.json()["ui_url"].endswith(f"/namespaces/default/workflows/{workflow_id}")
+
+    handle = client.get_workflow_handle(workflow_id)
+    description = await handle.describe()
+    assert description.workflow_type == PREPARE_SPARE
+    assert description.typed_search_attributes.get(CLUSTER) == "lab"
+    assert isinstance(await description.memo_value(MEMO_REQUEST_HASH), str)
+    runs = [w async for w in client.list_workflows(f"WorkflowId = '{workflow_id}'")]
+    assert len(runs) == 1
+    await handle.terminate("test over")
+
+
+async def test_a_different_body_reusing_the_request_id_is_409(
+    api: httpx.AsyncClient, client: Client
+) -> None:
+    body = spare_body()
+    assert (await api.post("/spare/prepare", json=body)).status_code == 202
+    answer = await api.post("/spare/prepare", json={**body, "cpu": 4})
+    assert answer.status_code == 409
+    assert "already used by a different request" in answer.json()["detail"]
+    # Spelling out a default is the same request, not a different one.
+    same = await api.post("/spare/prepare", json={**body, "gpu": 0})
+    assert same.status_code == 202
+    await client.get_workflow_handle(f"spare-lab-{body['request_id']}").terminate("test over")
+
+
+async def test_a_closed_spare_is_not_started_again(api: httpx.AsyncClient, client: Client) -> None:
+    body = spare_body()
+    assert (await api.post("/spare/prepare", json=body)).status_code == 202
+    handle = client.get_workflow_handle(f"spare-lab-{body['request_id']}")
+    await handle.terminate("test over")
+    answer = await api.post("/spare/prepare", json=body)
+    assert answer.status_code == 202
+    description = await handle.describe()
+    assert description.status == WorkflowExecutionStatus.TERMINATED
+    assert (await api.post("/spare/prepare", json={**body, "cpu": 3})).status_code == 409

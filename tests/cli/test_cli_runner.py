@@ -1,0 +1,120 @@
+"""The `virtflow` commands through typer's test runner, against a live stack.
+
+Each command runs its own event loop (asyncio.run), so the runner is called from a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+from typer.testing import CliRunner, Result
+
+from cli.main import app
+from runtime.settings import get_settings
+from tests.api.api_helpers import LiveStack
+from tests.api.test_api_errors import closed_port
+from tests.helpers import assert_eventually
+
+
+async def virtflow(args: Sequence[str], env: dict[str, str]) -> Result:
+    def invoke() -> Result:
+        get_settings.cache_clear()
+        try:
+            return CliRunner().invoke(app, list(args), env={"COLUMNS": "220", **env})
+        finally:
+            get_settings.cache_clear()
+
+    return await asyncio.to_thread(invoke)
+
+
+@pytest.fixture
+def env(live: LiveStack) -> dict[str, str]:
+    stack = live.stack
+    return {
+        "VIRTFLOW_TEMPORAL_ADDRESS": stack.client.service_client.config.target_host,
+        "VIRTFLOW_TASK_QUEUE": stack.task_queue,
+        "VIRTFLOW_INVENTORIES": json.dumps(stack.settings.inventories),
+        "VIRTFLOW_STATE_DIR": str(stack.settings.state_dir),
+    }
+
+
+def as_json(result: Result) -> Any:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+async def test_prepare_list_inventory_status_release(live: LiveStack, env: dict[str, str]) -> None:
+    inventory = live.stack.inventory
+    cluster = f"c{uuid.uuid4().hex[:8]}"
+    request_id = f"r{uuid.uuid4().hex[:8]}"
+    spare_id = f"spare-{cluster}-{request_id}"
+    args = ["--cluster", cluster, "--request-id", request_id, "--inventory", inventory]
+    prepared = await virtflow(["prepare", *args, "--cpu", "2", "--memory-mb", "2048"], env)
+    assert prepared.exit_code == 0, prepared.output
+    assert f"spare {spare_id} started" in prepared.stdout
+    assert prepared.stdout.strip().splitlines()[-1].startswith("ready on bm-")
+
+    async def listed() -> Result:
+        shown = await virtflow(["list", "--cluster", cluster, "--phase", "ready"], env)
+        assert shown.exit_code == 0, shown.output
+        assert spare_id in shown.stdout, shown.stdout
+        return shown
+
+    table = await assert_eventually(listed, timeout=30)
+    assert "1 spare(s)" in table.stdout
+    page = as_json(await virtflow(["list", "--cluster", cluster, "--json"], env))
+    [row] = page["spares"]
+    host = row["host"]
+    assert (row["spare_id"], row["phase"], row["pool"]) == (spare_id, "ready", "any")
+
+    view = as_json(await virtflow(["inventory", inventory, "--json"], env))
+    assert [r["spare_id"] for r in view["reservations"]] == [spare_id]
+    [room] = [h for h in view["hosts"] if h["name"] == host]
+    assert room["reserved_for"] in ([spare_id], [])  # [] once the inventory reports the VM
+    shown = await virtflow(["inventory", inventory], env)
+    assert shown.exit_code == 0, shown.output
+    assert "bm-gen-04 (cordoned)" in shown.stdout
+    assert f"inventory {inventory}: 6 host(s), 1 reservation(s) in the ledger" in shown.stdout
+
+    status = as_json(await virtflow(["status", "--json", spare_id], env))
+    assert status["host"] == host
+    released = await virtflow(["release", spare_id, "--reason", "upgrade done"], env)
+    assert released.exit_code == 0, released.output
+    await live.phase_becomes(spare_id, "released")
+    after = as_json(await virtflow(["inventory", inventory, "--json"], env))
+    assert after["reservations"] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["inventory", "nowhere"], "error: inventory: unknown inventory 'nowhere'"),
+        (["list", "--cluster", "x' OR 'a'='a"], "error: bad filter: cluster: String should match"),
+        (["status", "spare-lab-nobody-here"], "error: no spare 'spare-lab-nobody-here'"),
+    ],
+)
+async def test_bad_input_exits_2_with_one_line(
+    client: Client, args: list[str], message: str
+) -> None:
+    env = {"VIRTFLOW_TEMPORAL_ADDRESS": client.service_client.config.target_host}
+    result = await virtflow(args, env)
+    assert result.exit_code == 2, result.output
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stderr.startswith(message), result.stderr
+
+
+@pytest.mark.parametrize("args", [["list"], ["inventory"]])
+async def test_temporal_down_exits_1(args: list[str]) -> None:
+    down = {
+        "VIRTFLOW_TEMPORAL_ADDRESS": f"127.0.0.1:{closed_port()}",
+        "VIRTFLOW_INVENTORIES": json.dumps({"default": "/nonexistent.yaml"}),
+    }
+    result = await virtflow(args, down)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("error: Temporal unavailable:")

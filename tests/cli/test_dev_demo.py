@@ -1,0 +1,46 @@
+"""`virtflow dev` and `virtflow demo`: the whole stack on the lab, as a newcomer runs it."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from cli.dev import LabPorts, PortBusy, check_ports, free_ports
+from tests.cli.test_cli import virtflow
+
+
+def test_a_busy_port_is_named() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        ports = LabPorts(**{**vars(free_ports()), "kube": port})
+        with pytest.raises(PortBusy) as err:
+            check_ports(ports)
+    assert str(err.value) == f"port {port} (kube) is already in use"
+
+
+async def test_dev_exits_1_naming_a_busy_port() -> None:
+    with socket.socket() as busy:
+        busy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            busy.bind(("127.0.0.1", LabPorts().api))
+            busy.listen()
+        except OSError:
+            pass  # someone else holds it: busy all the same
+        run = await virtflow("dev")
+    assert run.code == 1
+    assert "is already in use" in run.out
+
+
+async def test_demo_provisions_and_releases_one_spare(tmp_path: Path) -> None:
+    run = await virtflow("demo", env={"VIRTFLOW_STATE_DIR": str(tmp_path)})
+    assert run.code == 0, run.out + run.err
+    lines = run.out.splitlines()
+    assert any(line.strip().startswith("ready") for line in lines), run.out
+    assert "webhook spare.ready received and verified" in run.out
+    assert "webhook spare.released received and verified" in run.out
+    assert "demo passed" in run.out
+    assert (tmp_path / "demo" / "temporal.db").is_file()
