@@ -8,10 +8,19 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
+from .labels import check_label_key, check_label_value
 from .names import DEFAULT_PLUGIN_WEIGHTS
 
 # Large enough for any real host, small enough that `amount * 100` stays inside int64.
@@ -24,6 +33,24 @@ Resource = Literal["cpu", "memory_mb", "gpu"]
 Amount = Field(default=0, ge=0, le=MAX_AMOUNT)
 
 
+def _unset_nulls(data: Any) -> Any:
+    """Explicit null means "not set", as the Kubernetes Python client's `to_dict()` writes."""
+    if isinstance(data, dict):
+        return {key: value for key, value in data.items() if value is not None}
+    return data
+
+
+def _null_is_empty(empty: type[list[Any]] | type[dict[Any, Any]]) -> BeforeValidator:
+    return BeforeValidator(lambda value: empty() if value is None else value)
+
+
+# Kubernetes label syntax; a pydantic error names the offending key in its location.
+LabelKey = Annotated[str, AfterValidator(check_label_key)]
+LabelValue = Annotated[str, AfterValidator(check_label_value)]
+# A label map as Kubernetes clients write it: null is an empty map.
+LabelMap = Annotated[dict[LabelKey, LabelValue], _null_is_empty(dict)]
+
+
 class Taint(BaseModel):
     model_config = ConfigDict(frozen=True, coerce_numbers_to_str=True)
 
@@ -33,14 +60,20 @@ class Taint(BaseModel):
 
 
 class Toleration(BaseModel):
-    """Kubernetes semantics: an empty key with Exists tolerates every taint."""
+    """Kubernetes semantics: an empty key with Exists tolerates every taint.
+
+    Accepts a Kubernetes client's toleration as it serialises it: null for unset fields, and
+    `tolerationSeconds` (either spelling), which placement has no use for, ignored.
+    """
 
     model_config = ConfigDict(frozen=True, coerce_numbers_to_str=True)
 
-    key: str = ""
+    key: Annotated[str, AfterValidator(lambda key: key and check_label_key(key))] = ""
     operator: Literal["Equal", "Exists"] = "Equal"
-    value: str = ""
+    value: LabelValue = ""
     effect: Effect | None = None
+
+    _nulls = model_validator(mode="before")(_unset_nulls)
 
     @field_validator("effect", mode="before")
     @classmethod
@@ -64,11 +97,15 @@ class Toleration(BaseModel):
 
 
 class MatchExpression(BaseModel):
+    """A Kubernetes NodeSelectorRequirement; `values: null` is no values."""
+
     model_config = ConfigDict(frozen=True, coerce_numbers_to_str=True)
 
-    key: str = Field(min_length=1)
+    key: LabelKey = Field(min_length=1)
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
     values: list[str] = Field(default_factory=list)
+
+    _nulls = model_validator(mode="before")(_unset_nulls)
 
     @model_validator(mode="after")
     def _check_values(self) -> MatchExpression:
@@ -106,6 +143,10 @@ def _as_int(text: str) -> int | None:
         return None
 
 
+# A toleration list as Kubernetes clients write it: null is no tolerations.
+Tolerations = Annotated[list[Toleration], _null_is_empty(list)]
+
+
 class PreferredTerm(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -118,6 +159,8 @@ class NodeAffinity(BaseModel):
 
     required: list[list[MatchExpression]] = Field(default_factory=list)
     preferred: list[PreferredTerm] = Field(default_factory=list)
+
+    _nulls = model_validator(mode="before")(_unset_nulls)
 
     @field_validator("required")
     @classmethod
@@ -173,8 +216,8 @@ class VmRequest(BaseModel):
     gpu: int = Amount
     pool: str | None = None
     dedicated: bool = False
-    tolerations: list[Toleration] = Field(default_factory=list)
-    node_selector: dict[str, str] = Field(default_factory=dict)
+    tolerations: Tolerations = Field(default_factory=list)
+    node_selector: LabelMap = Field(default_factory=dict)
     node_affinity: NodeAffinity | None = None
     anti_affinity_group: str | None = None
     anti_affinity_scope: str = Field(default="host", pattern="^(host|rack)$")

@@ -10,7 +10,7 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
 from activities.provisioning import VmFacts
 from activities.timeouts import ActivityTimeouts
-from placement.models import NodeAffinity, Toleration
+from placement.models import LabelMap, NodeAffinity, Tolerations
 
 from .names import ANY_POOL, CLUSTER, PHASE, POOL, spare_workflow_id
 
@@ -48,8 +48,8 @@ class SpareRequest(BaseModel):
     gpu: int = Field(default=0, ge=0, le=64)
     pool: str | None = Field(default=None, max_length=63, pattern=LABEL_VALUE)
     dedicated: bool = False
-    tolerations: list[Toleration] = Field(default_factory=list, max_length=64)
-    node_selector: dict[str, str] = Field(default_factory=dict, max_length=64)
+    tolerations: Tolerations = Field(default_factory=list, max_length=64)
+    node_selector: LabelMap = Field(default_factory=dict, max_length=64)
     node_affinity: NodeAffinity | None = None
     anti_affinity_group: str | None = Field(default=None, max_length=63, pattern=LABEL_VALUE)
     anti_affinity_scope: str = Field(default="host", pattern="^(host|rack)$")

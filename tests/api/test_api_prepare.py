@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from kubernetes.client import V1NodeSelectorRequirement, V1PodSpec, V1Toleration
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -97,3 +98,42 @@ async def test_a_closed_spare_is_not_started_again(api: httpx.AsyncClient, clien
     description = await handle.describe()
     assert description.status == WorkflowExecutionStatus.TERMINATED
     assert (await api.post("/spare/prepare", json={**body, "cpu": 3})).status_code == 409
+
+
+async def test_a_request_written_by_the_kubernetes_client_is_accepted(
+    api: httpx.AsyncClient, client: Client
+) -> None:
+    # An upgrade controller in Python fills the Kubernetes fields from the official client's
+    # objects: to_dict() writes null for every unset field.
+    toleration = V1Toleration(key="example.com/upgrade", operator="Exists").to_dict()
+    expression = V1NodeSelectorRequirement(key="example.com/zone", operator="Exists").to_dict()
+    body = spare_body(
+        tolerations=[toleration],
+        node_selector=V1PodSpec(containers=[]).to_dict()["node_selector"],
+        node_affinity={"required": [[expression]], "preferred": None},
+    )
+    answer = await api.post("/spare/prepare", json=body)
+    assert answer.status_code == 202, answer.text
+    await client.get_workflow_handle(answer.json()["spare_id"]).terminate("test over")
+
+
+@pytest.mark.parametrize(
+    ("fields", "loc"),
+    [
+        (
+            {"node_selector": {"example.com/": "a"}},
+            ["body", "node_selector", "example.com/", "[key]"],
+        ),
+        ({"node_selector": {"zone": "a b"}}, ["body", "node_selector", "zone"]),
+        ({"tolerations": [{"key": "k", "value": "-x"}]}, ["body", "tolerations", 0, "value"]),
+    ],
+)
+async def test_a_label_kubernetes_would_refuse_is_422_naming_it(
+    api: httpx.AsyncClient, client: Client, fields: dict[str, object], loc: list[object]
+) -> None:
+    body = spare_body(**fields)
+    answer = await api.post("/spare/prepare", json=body)
+    assert answer.status_code == 422
+    [error] = answer.json()["detail"]
+    assert error["loc"] == loc and "label" in error["msg"]
+    await assert_not_started(client, f"spare-lab-{body['request_id']}")
