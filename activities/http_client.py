@@ -4,7 +4,8 @@ Webhook deliveries, hypervisor calls and inventory reads are most of a spare's H
 Measured on loopback (docs/BENCHMARKS.md), httpx spends 0.7 ms of CPU per request, and
 1.1-1.6 ms with twenty in flight, because its connection pool re-examines every pooled
 connection on each request; aiohttp spends 0.1-0.2 ms. The answers are small JSON documents,
-so they are read whole into a `Reply`.
+so they are read whole into a `Reply`, unless the caller bounds them: a webhook receiver's
+answer is somebody else's, and only its first few KiB are worth keeping.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ class Reply:
     status: int
     headers: Mapping[str, str]  # case-insensitive names, as aiohttp reads them
     body: bytes
+    # The answer went on past the caller's `max_body_bytes`; the rest was never read.
+    truncated: bool = False
 
     @property
     def is_success(self) -> bool:
@@ -56,6 +59,19 @@ class Reply:
     def json(self) -> Any:
         """The body as JSON; ValueError if it is not."""
         return json.loads(self.body)
+
+
+async def _bounded_reply(response: aiohttp.ClientResponse, limit: int) -> Reply:
+    body = bytearray()
+    while len(body) < limit:
+        chunk = await response.content.read(limit - len(body))
+        if not chunk:
+            break
+        body += chunk
+    truncated = not response.content.at_eof()
+    if truncated:
+        response.close()  # never reused: the rest of the answer is still on the wire
+    return Reply(response.status, response.headers, bytes(body), truncated)
 
 
 class HttpClient:
@@ -74,8 +90,13 @@ class HttpClient:
         content: bytes | None = None,
         headers: dict[str, str] | None = None,
         timeout_seconds: float | None = None,
+        max_body_bytes: int | None = None,
     ) -> Reply:
-        """Send one request and read its whole answer. Redirects are answers, not followed."""
+        """Send one request and read its answer. Redirects are answers, not followed.
+
+        With `max_body_bytes`, at most that much of the answer is read; the connection is then
+        dropped rather than drained, so a huge or endless answer costs nothing more.
+        """
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
                 # Bounded per destination, not in total: a slow webhook receiver cannot hold
@@ -95,7 +116,9 @@ class HttpClient:
                 timeout=timeout,
                 allow_redirects=False,
             ) as response:
-                return Reply(response.status, response.headers, await response.read())
+                if max_body_bytes is None:
+                    return Reply(response.status, response.headers, await response.read())
+                return await _bounded_reply(response, max_body_bytes)
         except (aiohttp.ClientError, TimeoutError) as err:
             raise HttpUnreachable(err) from None
 

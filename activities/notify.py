@@ -29,6 +29,8 @@ USER_AGENT = "virtflow-webhooks/1"
 # first and the failure is a clear "timed out" rather than an activity timeout.
 ATTEMPT_MARGIN_SECONDS = 5.0
 _RETRYABLE_STATUS = {408, 429}
+# A receiver's answer is read this far and no further: 200 characters of it are kept.
+MAX_ANSWER_BYTES = 4096
 
 
 DEFAULT_RETRY_SCHEDULE_SECONDS = [5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 36000.0]
@@ -172,7 +174,7 @@ def _next_wait(config: ReceiverConfig) -> timedelta:
 
 def _snippet(response: Reply) -> str:
     text = " ".join(response.text.split())
-    return text[:200]
+    return text[:200] + ("..." if response.truncated or len(text) > 200 else "")
 
 
 class NotifyActivities:
@@ -236,6 +238,7 @@ class NotifyActivities:
                 content=body,
                 headers=headers,
                 timeout_seconds=config.timeout_seconds,
+                max_body_bytes=MAX_ANSWER_BYTES,
             )
         except HttpUnreachable as exc:
             # Only the cause's type is reported: its text could carry the URL.

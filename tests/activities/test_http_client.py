@@ -145,3 +145,31 @@ async def test_nothing_listening_is_cannot_connect_and_the_client_recovers(
     async with raw_server(handler) as url:
         reply = await http.request("GET", f"{url}/")
     assert reply.status == 200 and reply.text == "ok"
+
+
+async def test_a_bounded_read_keeps_the_start_and_drops_the_connection(http: HttpClient) -> None:
+    connections = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        try:
+            while True:
+                head = await _read_request(reader)
+                wants_big = head.startswith(b"GET /big")
+                body = b"0123456789" * 1_000_000 if wants_big else b"small"
+                _answer(writer, "200 OK", body=body)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the client closed this connection
+
+    async with raw_server(handler) as url:
+        big = await http.request("GET", f"{url}/big", max_body_bytes=64)
+        small = await http.request("GET", f"{url}/small", max_body_bytes=64)
+        again = await http.request("GET", f"{url}/small", max_body_bytes=64)
+    assert (big.body, big.truncated) == (b"0123456789" * 6 + b"0123", True)
+    assert (small.body, small.truncated) == (b"small", False)
+    assert again.body == b"small"
+    # The connection still carrying the rest of the big answer was dropped, not drained and
+    # reused; the small answers' one was reused.
+    assert connections == 2

@@ -32,7 +32,7 @@ from activities.notify import (
     ReceiverConfig,
     RetryPolicySpec,
 )
-from webhooks.events import EventType, SpareEvent, VmInfo, webhook_id
+from webhooks.events import EventType, SpareEvent, SpareEventData, VmInfo, webhook_id
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
 from webhooks.signing import generate_secret
@@ -40,13 +40,15 @@ from webhooks.signing import generate_secret
 SECRET = generate_secret()
 EVENT = SpareEvent(
     type=EventType.READY,
-    spare_id="spare-c1-r1",
-    cluster="c1",
-    host="hv-01",
-    vm=VmInfo(name="spare-c1-r1", host="hv-01", ip="10.0.0.9"),
     timestamp=datetime(2025, 3, 1, 12, 0, tzinfo=UTC),
+    data=SpareEventData(
+        spare_id="spare-c1-r1",
+        cluster="c1",
+        host="hv-01",
+        vm=VmInfo(name="spare-c1-r1", host="hv-01", ip="10.0.0.9"),
+    ),
 )
-MSG_ID = webhook_id(EVENT.spare_id, "run-1", EVENT.type)
+MSG_ID = webhook_id(EVENT.data.spare_id, "run-1", EVENT.type)
 
 
 @dataclass
@@ -274,6 +276,45 @@ async def test_a_receiver_that_never_answers_times_out_retryably() -> None:
     assert accepted.is_set()
     assert error.type == "WebhookUnreachable" and not error.non_retryable
     assert "timed out" in str(error)
+
+
+async def test_only_the_first_kib_of_a_huge_answer_is_read() -> None:
+    # A receiver answering 503 with 128 MiB: the worker keeps 200 characters and drops the
+    # connection after MAX_ANSWER_BYTES, so the receiver cannot push the rest into it.
+    total = 128 * 1024 * 1024
+    written = 0
+    finished = asyncio.Event()
+
+    async def flood(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal written
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+        await reader.readexactly(length)
+        writer.write(f"HTTP/1.1 503 Busy\r\ncontent-length: {total}\r\n\r\n".encode())
+        chunk = b"y" * 65536
+        try:
+            while written < total:
+                writer.write(chunk)
+                await writer.drain()
+                written += len(chunk)
+        except ConnectionError:
+            pass  # the worker hung up: what we measure
+        finally:
+            writer.close()
+            finished.set()
+
+    server = await asyncio.start_server(flood, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        error = await _rejection(_config(f"http://127.0.0.1:{port}/w"))
+        await finished.wait()
+    assert error.type == "WebhookReceiverUnavailable"
+    assert "HTTP 503 " + "y" * 200 + "..." in str(error)
+    assert written < total // 4
 
 
 # --- through a real Temporal worker --------------------------------------------------------
