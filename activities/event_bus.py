@@ -74,7 +74,7 @@ class EventBusConfig(BaseModel):
         return EventBusRoute(retry=self.retry)
 
     def subject(self, event: SpareEvent) -> str:
-        return f"{self.subject_prefix}.{event.cluster}.{event.type.value}"
+        return f"{self.subject_prefix}.{event.data.cluster}.{event.type.value}"
 
     def connect_options(self) -> dict[str, Any]:
         options: dict[str, Any] = {

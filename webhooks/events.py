@@ -9,6 +9,9 @@ from enum import StrEnum
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
+# Version of the body's shape, in the schemas' `$id`: 2 moved the spare's fields under `data`.
+EVENT_SCHEMA_VERSION = 2
+
 
 class EventType(StrEnum):
     RESERVED = "spare.reserved"
@@ -20,10 +23,10 @@ class EventType(StrEnum):
 
 
 EVENT_DESCRIPTIONS: dict[EventType, str] = {
-    EventType.RESERVED: "A host was chosen and its capacity reserved; `host` and `pool` are set.",
-    EventType.VM_CREATED: "The VM exists on its host; `vm` is set. It has not joined yet.",
-    EventType.READY: "The VM joined the cluster as a Ready, schedulable Node; `vm` is set.",
-    EventType.FAILED: "The spare could not be provided and was cleaned up; `reason` says why.",
+    EventType.RESERVED: "A host was chosen and reserved; `data.host` and `data.pool` are set.",
+    EventType.VM_CREATED: "The VM exists on its host; `data.vm` is set. It has not joined yet.",
+    EventType.READY: "The VM joined the cluster as a Ready, schedulable Node; `data.vm` is set.",
+    EventType.FAILED: "The spare could not be provided; it was cleaned up. `data.reason` says why.",
     EventType.RELEASE_STARTED: "Release began (request or TTL): cordon, drain, delete, destroy.",
     EventType.RELEASED: "The Node is gone, the VM destroyed and the capacity freed.",
 }
@@ -39,20 +42,31 @@ class VmInfo(BaseModel):
     vmid: int | None = None
 
 
-class SpareEvent(BaseModel):
-    """The JSON body of every webhook; the same shape for every event type."""
+class SpareEventData(BaseModel):
+    """What happened to which spare: the `data` object of every event."""
 
     model_config = ConfigDict(extra="forbid")
 
-    type: EventType
     spare_id: str = Field(min_length=1, max_length=200)
     cluster: str = Field(min_length=1, max_length=200)
     pool: str | None = None
     host: str | None = None
     vm: VmInfo | None = None
     reason: str | None = Field(default=None, max_length=4000)
+
+
+class SpareEvent(BaseModel):
+    """The JSON body of every webhook, in the Standard Webhooks shape `{type, timestamp, data}`.
+
+    `type` and `timestamp` stay at the top so a receiver can route and age an event without
+    knowing its fields; everything about the spare is under `data`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: EventType
     timestamp: AwareDatetime = Field(description="When the event happened (UTC).")
-    data: dict[str, str] = Field(default_factory=dict)
+    data: SpareEventData
 
     @field_validator("timestamp")
     @classmethod

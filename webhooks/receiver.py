@@ -28,22 +28,50 @@ from .store import EventStore, StoredEvent
 MAX_BODY_BYTES = 1024 * 1024
 
 
+class BodyTooLarge(Exception):
+    """The request announced or sent more than the receiver accepts."""
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The body, read as it streams in and refused past `limit` bytes before it is all held.
+
+    A declared Content-Length over the limit is refused without reading anything; a chunked
+    or lying sender is cut off as soon as it crosses the limit.
+    """
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
 def _envelope(body: bytes) -> tuple[str, str] | None:
-    """(type, spare_id) of a delivery, or None; unknown event types are kept, not refused."""
+    """(type, data.spare_id) of a delivery, or None; unknown event types are kept, not refused."""
     try:
         payload: Any = json.loads(body)
     except ValueError:
         return None
-    if not isinstance(payload, dict):
+    if not isinstance(payload, dict) or not isinstance(payload.get("data"), dict):
         return None
-    event_type, spare_id = payload.get("type"), payload.get("spare_id")
+    event_type, spare_id = payload.get("type"), payload["data"].get("spare_id")
     if not isinstance(event_type, str) or not isinstance(spare_id, str):
         return None
     return event_type, spare_id
+
+
+def _reason(event: StoredEvent) -> str:
+    data = event.event.get("data")
+    return str(data.get("reason") or "") if isinstance(data, dict) else ""
 
 
 def create_receiver_app(
@@ -73,16 +101,21 @@ def create_receiver_app(
             return _error(503, "receiver temporarily unavailable")
         if app.state.gone:
             return _error(410, "receiver retired: stop sending")
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            return _error(413, "body too large")
+        try:
+            body = await _read_body(request, MAX_BODY_BYTES)
+        except BodyTooLarge:
+            # The server reads on and discards the rest, so the sender sees this answer
+            # (closing now would reset the connection under it and lose the answer).
+            return _error(413, f"body larger than {MAX_BODY_BYTES} bytes")
         try:
             verify(request.headers, body, accepted, tolerance_seconds=tolerance_seconds)
         except WebhookVerificationError as exc:
             return _error(401, exc.reason)
         envelope = _envelope(body)
         if envelope is None:
-            return _error(400, "body must be a JSON object with string 'type' and 'spare_id'")
+            return _error(
+                400, "body must be a JSON object with a string 'type' and 'data.spare_id'"
+            )
         msg_id = request.headers["webhook-id"]
         event_type, spare_id = envelope
         new = await run_in_threadpool(store.record, msg_id, event_type, spare_id, body)
@@ -100,7 +133,7 @@ def create_receiver_app(
         lines = [
             f"<tr><td>{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(e.received_at))}</td>"
             f"<td>{html.escape(e.type)}</td><td>{html.escape(e.spare_id)}</td>"
-            f"<td>{e.deliveries}</td><td>{html.escape(str(e.event.get('reason') or ''))}</td></tr>"
+            f"<td>{e.deliveries}</td><td>{html.escape(_reason(e))}</td></tr>"
             for e in reversed(rows)
         ]
         return (

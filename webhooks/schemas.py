@@ -11,10 +11,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .events import EVENT_DESCRIPTIONS, EventType, SpareEvent
+from .events import EVENT_DESCRIPTIONS, EVENT_SCHEMA_VERSION, EventType, SpareEvent
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ENVELOPE_FILE = "spare-event.schema.json"
+
+
+def schema_id(file_name: str) -> str:
+    """The schema's `$id`: names the body's shape version, so a receiver can pin one."""
+    return f"urn:virtflow:webhooks:v{EVENT_SCHEMA_VERSION}:{file_name.removesuffix('.schema.json')}"
 
 
 def _open(schema: dict[str, Any]) -> None:
@@ -28,6 +33,7 @@ def _envelope() -> dict[str, Any]:
     schema = SpareEvent.model_json_schema(mode="serialization")
     _open(schema)
     schema["$schema"] = JSON_SCHEMA_DIALECT
+    schema["$id"] = schema_id(ENVELOPE_FILE)
     schema["title"] = "SpareEvent"
     return schema
 
@@ -38,6 +44,7 @@ def event_schemas() -> dict[str, dict[str, Any]]:
     schemas = {ENVELOPE_FILE: envelope}
     for event in EventType:
         schema = copy.deepcopy(envelope)
+        schema["$id"] = schema_id(f"{event.value}.schema.json")
         schema["title"] = event.value
         schema["description"] = EVENT_DESCRIPTIONS[event]
         schema["properties"]["type"] = {"const": event.value}

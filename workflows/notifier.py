@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
         ReceiverRoute,
         RetryPolicySpec,
     )
-    from webhooks.events import EventType, SpareEvent, VmInfo, webhook_id
+    from webhooks.events import EventType, SpareEvent, SpareEventData, VmInfo, webhook_id
 
 PUBLISH_TIMEOUT = timedelta(seconds=30)
 # Cancelling a 410 receiver's other deliveries adds commands: histories from before replay
@@ -76,13 +76,15 @@ class Notifier:
     ) -> None:
         event = SpareEvent(
             type=event_type,
-            spare_id=self.spare_id,
-            cluster=self.cluster,
-            pool=self.pool,
-            host=host,
-            vm=vm,
-            reason=reason,
             timestamp=workflow.now(),
+            data=SpareEventData(
+                spare_id=self.spare_id,
+                cluster=self.cluster,
+                pool=self.pool,
+                host=host,
+                vm=vm,
+                reason=reason,
+            ),
         )
         msg_id = webhook_id(self.spare_id, workflow.info().run_id, event_type)
         for route in self.routes:

@@ -22,18 +22,20 @@ from activities.event_bus import (
 from runtime.settings import Settings
 from tests.webhooks.nats_server import nats_server
 from tests.webhooks.receivers import refused_url
-from webhooks.events import EventType, SpareEvent, VmInfo, webhook_id
+from webhooks.events import EventType, SpareEvent, SpareEventData, VmInfo, webhook_id
 
 PASSWORD = "nats-test-password-3b9f1c"
 EVENT = SpareEvent(
     type=EventType.READY,
-    spare_id="spare-c1-r1",
-    cluster="c1",
-    host="hv-01",
-    vm=VmInfo(name="spare-c1-r1", host="hv-01", ip="10.0.0.9"),
     timestamp=datetime(2025, 3, 1, 12, 0, tzinfo=UTC),
+    data=SpareEventData(
+        spare_id="spare-c1-r1",
+        cluster="c1",
+        host="hv-01",
+        vm=VmInfo(name="spare-c1-r1", host="hv-01", ip="10.0.0.9"),
+    ),
 )
-MSG_ID = webhook_id(EVENT.spare_id, "run-1", EVENT.type)
+MSG_ID = webhook_id(EVENT.data.spare_id, "run-1", EVENT.type)
 
 
 @pytest.fixture

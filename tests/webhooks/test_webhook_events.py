@@ -9,23 +9,32 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from webhooks.events import EventType, SpareEvent, VmInfo, webhook_id
+from webhooks.events import (
+    EVENT_SCHEMA_VERSION,
+    EventType,
+    SpareEvent,
+    SpareEventData,
+    VmInfo,
+    webhook_id,
+)
 from webhooks.schemas import ENVELOPE_FILE, event_schemas, render
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "webhooks"
 AT = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 
 
-def _event(**override: object) -> SpareEvent:
+def _event(reason: str | None = None, **override: object) -> SpareEvent:
     fields: dict[str, object] = {
         "type": EventType.READY,
-        "spare_id": "spare-c1-r1",
-        "cluster": "c1",
-        "pool": "general",
-        "host": "hv-07",
-        "vm": VmInfo(name="spare-c1-r1", host="hv-07", ip="10.0.0.7", vmid=107),
         "timestamp": AT,
-        "data": {"b": "2", "a": "1"},
+        "data": SpareEventData(
+            spare_id="spare-c1-r1",
+            cluster="c1",
+            pool="general",
+            host="hv-07",
+            vm=VmInfo(name="spare-c1-r1", host="hv-07", ip="10.0.0.7", vmid=107),
+            reason=reason,
+        ),
     }
     fields.update(override)
     return SpareEvent.model_validate(fields)
@@ -34,11 +43,18 @@ def _event(**override: object) -> SpareEvent:
 def test_the_body_is_compact_json_with_sorted_keys() -> None:
     body = _event().to_body()
     assert body == (
-        b'{"cluster":"c1","data":{"a":"1","b":"2"},"host":"hv-07","pool":"general",'
-        b'"reason":null,"spare_id":"spare-c1-r1","timestamp":"2025-03-01T12:00:00Z",'
-        b'"type":"spare.ready","vm":{"host":"hv-07","ip":"10.0.0.7","mac":null,'
-        b'"name":"spare-c1-r1","vmid":107}}'
+        b'{"data":{"cluster":"c1","host":"hv-07","pool":"general","reason":null,'
+        b'"spare_id":"spare-c1-r1","vm":{"host":"hv-07","ip":"10.0.0.7","mac":null,'
+        b'"name":"spare-c1-r1","vmid":107}},"timestamp":"2025-03-01T12:00:00Z",'
+        b'"type":"spare.ready"}'
     )
+
+
+def test_the_body_has_the_standard_webhooks_shape() -> None:
+    # Standard Webhooks: `type` and `timestamp` at the top, the event's own fields in `data`.
+    body = json.loads(_event().to_body())
+    assert set(body) == {"type", "timestamp", "data"}
+    assert body["data"]["spare_id"] == "spare-c1-r1" and body["data"]["host"] == "hv-07"
 
 
 def test_the_body_round_trips_into_an_equal_event() -> None:
@@ -78,6 +94,12 @@ def test_there_is_one_schema_per_event_type_plus_the_envelope() -> None:
     schemas = event_schemas()
     assert set(schemas) == {ENVELOPE_FILE} | {f"{e.value}.schema.json" for e in EventType}
     assert schemas["spare.failed.schema.json"]["properties"]["type"] == {"const": "spare.failed"}
+
+
+def test_every_schema_names_the_body_shape_version() -> None:
+    assert EVENT_SCHEMA_VERSION == 2
+    for name, schema in event_schemas().items():
+        assert schema["$id"] == f"urn:virtflow:webhooks:v2:{name.removesuffix('.schema.json')}"
 
 
 @pytest.mark.parametrize("name", sorted(event_schemas()))

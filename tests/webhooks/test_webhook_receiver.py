@@ -11,7 +11,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from webhooks.events import EventType, SpareEvent, webhook_id
+from webhooks.events import EventType, SpareEvent, SpareEventData, webhook_id
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
 from webhooks.signing import InvalidSecretError, generate_secret, signed_headers
@@ -22,7 +22,9 @@ SECRET = generate_secret()
 
 def _event(spare_id: str = "spare-c1-r1", type: EventType = EventType.READY) -> SpareEvent:
     return SpareEvent(
-        type=type, spare_id=spare_id, cluster="c1", timestamp=datetime.now(UTC), reason="<b>x</b>"
+        type=type,
+        timestamp=datetime.now(UTC),
+        data=SpareEventData(spare_id=spare_id, cluster="c1", reason="<b>x</b>"),
     )
 
 
@@ -30,7 +32,7 @@ def _delivery(
     event: SpareEvent, secrets: list[str] | None = None, msg_id: str | None = None
 ) -> tuple[bytes, dict[str, str]]:
     body = event.to_body()
-    msg_id = msg_id or webhook_id(event.spare_id, "run-1", event.type)
+    msg_id = msg_id or webhook_id(event.data.spare_id, "run-1", event.type)
     return body, signed_headers(secrets or [SECRET], msg_id, body)
 
 
@@ -114,10 +116,60 @@ async def test_a_signed_body_that_is_not_an_event_gets_400(receiver: Receiver) -
 
 
 async def test_unknown_event_types_are_kept_for_forward_compatibility(receiver: Receiver) -> None:
-    body = b'{"type":"spare.future","spare_id":"s1"}'
+    body = b'{"type":"spare.future","timestamp":"2030-01-01T00:00:00Z","data":{"spare_id":"s1"}}'
     response = await receiver.post(body, signed_headers([SECRET], "msg_future", body))
     assert response.status_code == 200
     assert [e["type"] for e in await receiver.events()] == ["spare.future"]
+
+
+async def test_a_body_of_the_old_flat_shape_gets_400(receiver: Receiver) -> None:
+    body = b'{"type":"spare.ready","spare_id":"s1","cluster":"c1","data":{}}'
+    response = await receiver.post(body, signed_headers([SECRET], "msg_flat", body))
+    assert response.status_code == 400 and "data.spare_id" in response.json()["error"]
+
+
+async def _post_streaming(url: str, chunked: bool, total: int) -> tuple[bytes, int]:
+    """POST `total` bytes with a bad signature; (status line, bytes sent before the answer)."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    framing = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {total}"
+    writer.write(
+        f"POST /webhooks HTTP/1.1\r\nHost: {host}\r\n{framing}\r\n"
+        "webhook-id: msg_big\r\nwebhook-timestamp: 1\r\nwebhook-signature: v1,AAAA\r\n\r\n".encode()
+    )
+    sent = 0
+
+    async def send() -> None:
+        nonlocal sent
+        chunk = b"x" * 65536
+        while sent < total:
+            writer.write(b"10000\r\n" + chunk + b"\r\n" if chunked else chunk)
+            await writer.drain()
+            await asyncio.sleep(0)  # drain() does not yield while the peer keeps up
+            sent += len(chunk)
+
+    sender = asyncio.create_task(send())
+    status = await reader.readline()
+    sent_before_answer = sent
+    sender.cancel()
+    await asyncio.gather(sender, return_exceptions=True)  # the server may have closed on us
+    writer.close()
+    return status, sent_before_answer
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+async def test_an_oversize_body_is_refused_while_it_streams_in(
+    tmp_path: Path, chunked: bool
+) -> None:
+    # 256 MiB announced or streamed: the 413 comes before the sender is anywhere near done,
+    # so the receiver never held the body (bench/receiver_memory.py measures the memory).
+    total = 256 * 1024 * 1024
+    app = create_receiver_app([SECRET], tmp_path / "events.sqlite")
+    async with serve_app(app) as url:
+        status, sent = await _post_streaming(url, chunked, total)
+    assert status.startswith(b"HTTP/1.1 413")
+    assert sent < total // 4
+    assert app.state.store.query() == []
 
 
 async def test_fail_next_answers_503_that_many_times_then_recovers(receiver: Receiver) -> None:

@@ -67,7 +67,7 @@ async def test_a_vm_that_never_becomes_ready_is_destroyed_and_reported(stack: St
     assert req.spare_id not in [r.spare_id for r in await ledger_reservations(stack)]
     events = await stack.events(req.spare_id)
     assert events[-1]["type"] == "spare.failed"
-    assert "did not become Ready" in events[-1]["event"]["reason"]
+    assert "did not become Ready" in events[-1]["event"]["data"]["reason"]
 
 
 async def test_a_create_that_fails_for_good_is_compensated(stack: Stack) -> None:
