@@ -10,6 +10,7 @@ from typing import Any
 
 from temporalio.api.enums.v1 import EventType, PendingActivityState
 from temporalio.client import WorkflowHandle
+from temporalio.service import RPCError, RPCStatusCode
 
 from lab.hypervisor import RESOURCES, effective_capacity
 from placement.reservations import Reservation
@@ -92,8 +93,14 @@ async def activity_attempts(handle: WorkflowHandle[Any, Any]) -> dict[str, int]:
 
 
 async def running_activities(handle: WorkflowHandle[Any, Any]) -> list[str]:
-    """Activity types a worker is executing right now for this workflow."""
-    description = await handle.describe()
+    """Activity types a worker is executing right now for this workflow (none while the
+    workflow has not been started yet: a child appears a workflow task after its parent asks)."""
+    try:
+        description = await handle.describe()
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            return []
+        raise
     return [
         p.activity_type.name
         for p in description.raw_description.pending_activities
