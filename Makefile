@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install dev demo test lint unit bench clean collections test-libvirt chromium
+.PHONY: install dev demo test lint unit bench clean collections test-libvirt chromium kubectl
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,13 +25,18 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
 
-test: lint chromium
+test: lint chromium kubectl
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest
 
 chromium:  ## Debian's chromium for the Temporal UI test (installed when missing and root)
 	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || \
 	  (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium) || \
 	  echo "chromium could not be installed: the Temporal UI test will be skipped"
+
+kubectl:  ## Debian's kubectl, the judge of the lab Kubernetes API (installed when missing and root)
+	@command -v kubectl >/dev/null || [ "$$(id -u)" != 0 ] || \
+	  (apt-get update -qq && apt-get install -y -qq --no-install-recommends kubernetes-client) || \
+	  echo "kubectl could not be installed: the kubectl tests of the lab API will be skipped"
 
 bench: $(STAMP)
 	$(BIN)/python bench/placement_speed.py

@@ -296,7 +296,7 @@ def banner(running: RunningStack, ports: LabPorts) -> str:
             f"  HTTP API        {running.api_url}   (OpenAPI {running.api_url}/docs)",
             f"  receiver        {running.receiver_url}   (events {running.receiver_url}/events)",
             f"  lab hypervisor  http://127.0.0.1:{ports.hypervisor}   "
-            f"kube API http://127.0.0.1:{ports.kube}   GitLab http://127.0.0.1:{ports.gitlab}",
+            f"kube API https://127.0.0.1:{ports.kube}   GitLab http://127.0.0.1:{ports.gitlab}",
             f"  provisioner     {s.provisioner}",
             f"  state           {s.state_dir}   kubeconfig {s.kubeconfig}",
             "",

@@ -1,5 +1,6 @@
-"""A loopback Kubernetes API for Nodes and Pods, so the product's real client and kubeconfig
-have something honest to talk to when no cluster exists (the lab, the tests, the demo).
+"""A loopback Kubernetes API over https, so the product's real client, an unmodified kubectl
+and their kubeconfig have something honest to talk to when no cluster exists (the lab, the
+tests, the demo).
 
 Runs uvicorn inside the caller's asyncio loop (`start`/`stop`) or in a thread of its own
 (`start_in_thread`/`stop_thread`) for synchronous callers. Chaos knobs: `fail_next`,
@@ -9,7 +10,11 @@ Runs uvicorn inside the caller's asyncio loop (`start`/`stop`) or in a thread of
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
 import secrets
+import shutil
+import tempfile
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -18,21 +23,33 @@ from typing import Any, TypeVar
 
 import yaml
 
-from lab.kube_app import build_app
-from lab.kube_store import KubeStore, Obj
+from lab.kube_app import build_app, namespace_object
+from lab.kube_auth import Authenticator
+from lab.kube_pods import PodTerminator
+from lab.kube_store import KubeError, KubeStore
+from lab.kube_tls import LabCertificates, make_certificates
 from webhooks.serve import EmbeddedServer
 
 T = TypeVar("T")
 
-PDB_BLOCKED = "lab.virtflow.io/pdb-blocked"
+# The label by which a `block_eviction` budget selects its one pod (the lab kubelet sets it).
+POD_NAME_LABEL = "lab.virtflow.io/pod"
+NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def block_budget_name(pod: str) -> str:
+    return f"lab-block-{pod}"
 
 
 class KubeApiServer:
     def __init__(self, token: str | None = None, history_limit: int = 5000) -> None:
         self.store = KubeStore(history_limit)
-        self.token = token or secrets.token_urlsafe(16)
+        self.auth = Authenticator(token or secrets.token_urlsafe(16), self.store)
+        self.pods = PodTerminator(self.store)
+        self.certificates: LabCertificates = make_certificates()
         self.app = build_app(self)
-        self._blocked: set[tuple[str, str]] = set()
+        for namespace in NAMESPACES:
+            self.store.create("namespaces", "", namespace_object(namespace))
         self._fail_lock = threading.Lock()
         self._fail_remaining = 0
         self._fail_status = 500
@@ -40,6 +57,15 @@ class KubeApiServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._port: int | None = None
+
+    @property
+    def token(self) -> str:
+        """The kubeconfig's bearer token; setting it rotates it (old clients get 401)."""
+        return self.auth.token
+
+    @token.setter
+    def token(self, value: str) -> None:
+        self.auth.token = value
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -51,7 +77,12 @@ class KubeApiServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def ca_pem(self) -> bytes:
+        """The lab CA clients must trust (the kubeconfig carries it)."""
+        return self.certificates.ca_pem
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -64,19 +95,27 @@ class KubeApiServer:
 
         The wait is bounded (uvicorn starts in milliseconds on loopback): a server that is
         not up within 10 s raises `ServerStartError` ("the lab Kubernetes API did not start").
+        uvicorn reads the certificate files once at start: they live only that long.
         """
-        server = EmbeddedServer(
-            self.app,
-            "127.0.0.1",
-            port,
-            name="the lab Kubernetes API",
-            startup_timeout=10.0,
-            log_config=None,
-            access_log=False,
-            timeout_graceful_shutdown=2,
-        )
-        self._loop = asyncio.get_running_loop()
-        await server.start()
+        tls_dir = Path(tempfile.mkdtemp(prefix="virtflow-kube-tls-"))
+        try:
+            certfile, keyfile = self.certificates.write(tls_dir)
+            server = EmbeddedServer(
+                self.app,
+                "127.0.0.1",
+                port,
+                name="the lab Kubernetes API",
+                startup_timeout=10.0,
+                log_config=None,
+                access_log=False,
+                timeout_graceful_shutdown=2,
+                ssl_certfile=str(certfile),
+                ssl_keyfile=str(keyfile),
+            )
+            self._loop = asyncio.get_running_loop()
+            await server.start()
+        finally:
+            shutil.rmtree(tls_dir, ignore_errors=True)
         self._server = server
         self._port = server.port
 
@@ -85,6 +124,7 @@ class KubeApiServer:
         if self._server is None:
             return
         self.store.drop_subscriptions(abrupt=False)
+        self.pods.stop()
         await self._server.stop()
         self._server = None
 
@@ -136,6 +176,7 @@ class KubeApiServer:
 
     def _begin_stop(self) -> None:
         self.store.drop_subscriptions(abrupt=False)
+        self.pods.stop()
         if self._server is not None:
             self._server.request_stop()
 
@@ -163,11 +204,15 @@ class KubeApiServer:
     # -- client configuration ------------------------------------------------------------
 
     def write_kubeconfig(self, path: Path, context: str = "virtflow-lab") -> Path:
-        """A normal kubeconfig (plain http on loopback, bearer token) any client can load."""
+        """A normal kubeconfig (https with the lab CA inline, bearer token), written 0600."""
+        cluster = {
+            "server": self.url,
+            "certificate-authority-data": base64.b64encode(self.ca_pem).decode(),
+        }
         config = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": context, "cluster": {"server": self.url}}],
+            "clusters": [{"name": context, "cluster": cluster}],
             "users": [{"name": context, "user": {"token": self.token}}],
             "contexts": [
                 {
@@ -180,6 +225,7 @@ class KubeApiServer:
         }
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(mode=0o600)
         path.write_text(yaml.safe_dump(config, sort_keys=False))
         return path
 
@@ -213,15 +259,22 @@ class KubeApiServer:
         self._in_loop(self.store.compact)
 
     def block_eviction(self, namespace: str, name: str) -> None:
-        """Evictions of this pod answer 429, as if a PodDisruptionBudget forbade them."""
-        self._blocked.add((namespace, name))
+        """A PodDisruptionBudget that allows no disruption of this one pod (selected by the
+        lab's pod-name label): its evictions answer 429 naming the budget."""
+        budget = {
+            "metadata": {"name": block_budget_name(name), "namespace": namespace},
+            "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {POD_NAME_LABEL: name}}},
+        }
+
+        def create() -> None:
+            with contextlib.suppress(KubeError):  # blocked already
+                self.store.create("poddisruptionbudgets", namespace, budget)
+
+        self._in_loop(create)
 
     def unblock_eviction(self, namespace: str, name: str) -> None:
-        self._blocked.discard((namespace, name))
+        def delete() -> None:
+            with contextlib.suppress(KubeError):  # not blocked
+                self.store.delete("poddisruptionbudgets", namespace, block_budget_name(name))
 
-    def eviction_blocked(self, pod: Obj) -> bool:
-        meta = pod.get("metadata", {})
-        marks = {**(meta.get("labels") or {}), **(meta.get("annotations") or {})}
-        return (meta.get("namespace", ""), meta.get("name", "")) in self._blocked or (
-            marks.get(PDB_BLOCKED) == "true"
-        )
+        self._in_loop(delete)

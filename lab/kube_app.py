@@ -1,8 +1,10 @@
 """The Starlette app behind the lab Kubernetes API: routes, Status errors, list and watch.
 
-Wire formats follow the real kube-apiserver closely enough for lightkube and kubectl-like
-clients: NodeList/PodList with metadata.resourceVersion, newline-delimited watch events,
-Status bodies with Content-Type exactly `application/json`.
+Wire formats follow the real kube-apiserver closely enough for lightkube and an unmodified
+kubectl: discovery for every advertised group version, `<Kind>List` with
+metadata.resourceVersion, the `Table` answer, newline-delimited watch events, graceful pod
+deletion, evictions checked against PodDisruptionBudgets, Status bodies with Content-Type
+exactly `application/json`.
 """
 
 from __future__ import annotations
@@ -15,26 +17,32 @@ from typing import Any, Protocol
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from lab import kube_discovery
+from lab.kube_auth import Authenticator
+from lab.kube_budgets import check_eviction, with_status
 from lab.kube_patch import PATCH_TYPES, PatchError, apply_patch
+from lab.kube_pods import PodTerminator
+from lab.kube_resources import GROUPS, ResourceType, resolve
 from lab.kube_select import SelectorError, field_selector, label_selector
-from lab.kube_store import KINDS, Event, KubeError, KubeStore, Obj
+from lab.kube_store import Event, KubeError, KubeStore, Obj
+from lab.kube_table import to_table, wants_table
 
 JSON = "application/json"
 _REASONS = {500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout", 429: "TooManyRequests"}
+NOT_SERVED = "the server could not find the requested resource"
 
 
 class ApiState(Protocol):
     """What the routes need from the server object (kept abstract to avoid a cycle)."""
 
     store: KubeStore
-    token: str
+    auth: Authenticator
+    pods: PodTerminator
 
     def take_failure(self) -> int | None: ...
-
-    def eviction_blocked(self, pod: Obj) -> bool: ...
 
 
 class _WatchDropped(Exception):
@@ -59,7 +67,8 @@ def status_body(code: int, reason: str, message: str, **extra: Any) -> Obj:
 
 
 def _error(exc: KubeError) -> Response:
-    return _json(status_body(exc.code, exc.reason, exc.message), exc.code)
+    extra = {"details": exc.details} if exc.details else {}
+    return _json(status_body(exc.code, exc.reason, exc.message, **extra), exc.code)
 
 
 Handler = Callable[[Request, ApiState], Awaitable[Response]]
@@ -69,7 +78,7 @@ def _endpoint(state: ApiState, handler: Handler) -> Callable[[Request], Awaitabl
     """Authentication, injected failures and KubeError -> Status, once for every route."""
 
     async def endpoint(request: Request) -> Response:
-        if request.headers.get("authorization") != f"Bearer {state.token}":
+        if not state.auth.authenticated(request.url.path, request.headers.get("authorization")):
             return _json(status_body(401, "Unauthorized", "Unauthorized"), 401)
         if (code := state.take_failure()) is not None:
             reason = _REASONS.get(code, "InternalError")
@@ -94,11 +103,19 @@ async def _body(request: Request) -> Any:
         raise KubeError(400, "BadRequest", f"invalid JSON body: {exc}") from exc
 
 
-def _target(request: Request) -> tuple[str, str, str | None]:
-    """(resource, namespace, name) from the path; nodes live in namespace ""."""
-    resource = "pods" if "pods" in request.url.path.split("/") else "nodes"
-    namespace = request.path_params.get("ns", "")
-    return resource, namespace, request.path_params.get("name")
+def _target(request: Request) -> tuple[ResourceType, str | None, str | None]:
+    """(type, namespace or None for every namespace / cluster scope, name) from the path."""
+    params = request.path_params
+    kind = resolve(params.get("group", ""), params.get("version", "v1"), params["resource"])
+    namespace = params.get("ns")
+    name = params.get("name")
+    if (
+        kind is None
+        or (namespace is not None and not kind.namespaced)
+        or (namespace is None and kind.namespaced and name is not None)
+    ):
+        raise KubeError(404, "NotFound", NOT_SERVED)
+    return kind, namespace, name
 
 
 def _predicate(request: Request) -> Callable[[Obj], bool]:
@@ -107,44 +124,96 @@ def _predicate(request: Request) -> Callable[[Obj], bool]:
     return lambda obj: labels(obj) and fields(obj)
 
 
+def _presenter(state: ApiState, kind: ResourceType) -> Callable[[Obj], Obj]:
+    """Budgets are shown with the status a disruption controller would have written."""
+    if kind.plural == "poddisruptionbudgets":
+        return lambda obj: with_status(state.store, obj)
+    return lambda obj: obj
+
+
+def _grace(request: Request, body: Any) -> int | None:
+    """gracePeriodSeconds from the query or a DeleteOptions body (or an Eviction's)."""
+    raw = request.query_params.get("gracePeriodSeconds")
+    if raw is None and isinstance(body, dict):
+        options = body.get("deleteOptions") if body.get("kind") == "Eviction" else body
+        if isinstance(options, dict):
+            raw = options.get("gracePeriodSeconds")
+    try:
+        return None if raw is None else int(raw)
+    except ValueError as exc:
+        raise KubeError(400, "BadRequest", f"invalid gracePeriodSeconds {raw!r}") from exc
+
+
+def _ensure_namespace(store: KubeStore, namespace: str) -> None:
+    """The lab creates a namespace on first use instead of answering 404."""
+    if store.get("namespaces", "", namespace) is None:
+        store.create("namespaces", "", namespace_object(namespace))
+
+
+def namespace_object(name: str) -> Obj:
+    return {
+        "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    }
+
+
 async def collection(request: Request, state: ApiState) -> Response:
-    resource, namespace, _ = _target(request)
-    scope = namespace if "ns" in request.path_params else None
+    kind, namespace, _ = _target(request)
+    store = state.store
     if request.method == "POST":
+        if kind.namespaced and namespace is None:
+            raise KubeError(405, "MethodNotAllowed", f"POST {request.url.path}")
         body = await _body(request)
         if not isinstance(body, dict):
             raise KubeError(400, "BadRequest", "the body must be a JSON object")
-        return _json(state.store.create(resource, namespace, body), 201)
+        if namespace is not None:
+            _ensure_namespace(store, namespace)
+        return _json(store.create(kind.plural, namespace or "", body), 201)
     matches = _predicate(request)
+    table = wants_table(request.headers.get("accept"))
     if request.query_params.get("watch", "").lower() in ("true", "1"):
-        return _watch(request, state.store, resource, scope, matches)
-    items = state.store.list(resource, scope, where=matches)
+        return _watch(request, state, kind, namespace, matches, table)
+    present = _presenter(state, kind)
+    items = [present(o) for o in store.list(kind.plural, namespace, where=matches)]
+    version = str(store.resource_version)
+    if table:
+        include = request.query_params.get("includeObject", "Metadata")
+        return _json(to_table(kind.plural, items, version, table, include))
     return _json(
         {
-            "kind": f"{KINDS[resource]}List",
-            "apiVersion": "v1",
-            "metadata": {"resourceVersion": str(state.store.resource_version)},
+            "kind": f"{kind.kind}List",
+            "apiVersion": kind.api_version,
+            "metadata": {"resourceVersion": version},
             "items": items,
         }
     )
 
 
 async def item(request: Request, state: ApiState) -> Response:
-    resource, namespace, name = _target(request)
+    kind, namespace, name = _target(request)
     assert name is not None
-    store = state.store
+    store, ns = state.store, namespace or ""
     if request.method == "DELETE":
-        return _json(store.delete(resource, namespace, name))
-    current = store.get(resource, namespace, name)
+        if kind.plural == "pods":
+            return _json(state.pods.delete(ns, name, _grace(request, await _body(request))))
+        return _json(store.delete(kind.plural, ns, name))
+    current = store.get(kind.plural, ns, name)
     if current is None:
-        raise KubeError(404, "NotFound", f'{resource} "{name}" not found')
+        raise KubeError(404, "NotFound", f'{kind.plural} "{name}" not found')
     if request.method == "GET":
-        return _json(current)
+        shown = _presenter(state, kind)(current)
+        if table := wants_table(request.headers.get("accept")):
+            include = request.query_params.get("includeObject", "Metadata")
+            return _json(
+                to_table(kind.plural, [shown], str(store.resource_version), table, include)
+            )
+        return _json(shown)
     body = await _body(request)
     if request.method == "PUT":
         if not isinstance(body, dict):
             raise KubeError(400, "BadRequest", "the body must be a JSON object")
-        return _json(store.replace(resource, namespace, name, body))
+        return _json(store.replace(kind.plural, ns, name, body))
     content_type = request.headers.get("content-type", "")
     if content_type.split(";")[0].strip().lower() not in PATCH_TYPES:
         raise KubeError(
@@ -152,36 +221,31 @@ async def item(request: Request, state: ApiState) -> Response:
         )
     patched = apply_patch(content_type, current, body)
     patched.setdefault("metadata", {})["resourceVersion"] = current["metadata"]["resourceVersion"]
-    return _json(store.replace(resource, namespace, name, patched))
+    return _json(store.replace(kind.plural, ns, name, patched))
 
 
 async def eviction(request: Request, state: ApiState) -> Response:
-    _, namespace, name = _target(request)
-    assert name is not None
+    namespace, name = request.path_params["ns"], request.path_params["name"]
     pod = state.store.get("pods", namespace, name)
     if pod is None:
         raise KubeError(404, "NotFound", f'pods "{name}" not found')
-    if state.eviction_blocked(pod):
-        cause = {"reason": "DisruptionBudget", "message": "The disruption budget lab-pdb is full"}
-        body = status_body(
-            429,
-            "TooManyRequests",
-            "Cannot evict pod as it would violate the pod's disruption budget.",
-            details={"causes": [cause]},
-        )
-        return _json(body, 429)
-    state.store.delete("pods", namespace, name)
+    body = await _body(request)
+    check_eviction(state.store, pod)
+    state.pods.delete(namespace, name, _grace(request, body))
     return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}, 201)
 
 
 def _watch(
     request: Request,
-    store: KubeStore,
-    resource: str,
+    state: ApiState,
+    kind: ResourceType,
     namespace: str | None,
     matches: Callable[[Obj], bool],
+    table: str | None,
 ) -> Response:
     """Subscribe and snapshot in one step (no await between), so no event is lost or doubled."""
+    store, resource = state.store, kind.plural
+    present = _presenter(state, kind)
     raw_rv = request.query_params.get("resourceVersion") or "0"
     timeout = request.query_params.get("timeoutSeconds")
     deadline = asyncio.get_running_loop().time() + float(timeout) if timeout else None
@@ -197,12 +261,19 @@ def _watch(
         ]
     else:
         backlog = store.events_since(resource, since)
+    first = [True]
 
     def visible(event: Event) -> bool:
         ns = event.obj.get("metadata", {}).get("namespace", "")
         return (namespace is None or ns == namespace) and matches(event.obj)
 
     def line(event_type: str, obj: Obj) -> bytes:
+        if event_type != "ERROR":
+            obj = present(obj)
+            if table:
+                version = obj["metadata"].get("resourceVersion", "")
+                obj = to_table(resource, [obj], version, table, headers=first[0])
+                first[0] = False
         return json.dumps({"type": event_type, "object": obj}).encode() + b"\n"
 
     async def stream() -> AsyncIterator[bytes]:
@@ -236,58 +307,72 @@ def _watch(
     return StreamingResponse(stream(), media_type=JSON)
 
 
+async def health(request: Request, state: ApiState) -> Response:
+    check = request.url.path.lstrip("/")
+    if "verbose" in request.query_params:
+        return PlainTextResponse(f"[+]ping ok\n[+]etcd ok\n{check} check passed\n")
+    return PlainTextResponse("ok")
+
+
 async def version(request: Request, state: ApiState) -> Response:
-    return _json({"major": "1", "minor": "31", "gitVersion": "v1.31.0-virtflow-lab"})
+    return _json(
+        {
+            "major": "1",
+            "minor": "31",
+            "gitVersion": "v1.31.0-virtflow-lab",
+            "platform": "linux/amd64",
+        }
+    )
 
 
 async def api_versions(request: Request, state: ApiState) -> Response:
-    return _json({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []})
+    return _json(kube_discovery.api_versions())
 
 
 async def api_groups(request: Request, state: ApiState) -> Response:
-    policy_v1 = {"groupVersion": "policy/v1", "version": "v1"}
-    policy = {"name": "policy", "versions": [policy_v1], "preferredVersion": policy_v1}
-    return _json({"kind": "APIGroupList", "apiVersion": "v1", "groups": [policy]})
+    return _json(kube_discovery.api_group_list())
 
 
-async def core_resources(request: Request, state: ApiState) -> Response:
-    verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
-    resources = [
-        {"name": "nodes", "namespaced": False, "kind": "Node", "verbs": verbs},
-        {"name": "nodes/status", "namespaced": False, "kind": "Node", "verbs": verbs[2:]},
-        {"name": "pods", "namespaced": True, "kind": "Pod", "verbs": verbs},
-        {"name": "pods/status", "namespaced": True, "kind": "Pod", "verbs": verbs[2:]},
-        {
-            "name": "pods/eviction",
-            "namespaced": True,
-            "group": "policy",
-            "version": "v1",
-            "kind": "Eviction",
-            "verbs": ["create"],
-        },
-    ]
-    return _json({"kind": "APIResourceList", "groupVersion": "v1", "resources": resources})
+async def api_group(request: Request, state: ApiState) -> Response:
+    group = request.path_params["group"]
+    if group not in GROUPS:
+        raise KubeError(404, "NotFound", NOT_SERVED)
+    return _json(kube_discovery.api_group(group))
+
+
+async def group_resources(request: Request, state: ApiState) -> Response:
+    params = request.path_params
+    found = kube_discovery.resource_list(params.get("group", ""), params.get("version", "v1"))
+    if found is None:
+        raise KubeError(404, "NotFound", NOT_SERVED)
+    return _json(found)
 
 
 def build_app(state: ApiState) -> Starlette:
     """Status subresources share the object handlers: the lab does not split spec from status."""
     rw = ["GET", "PUT", "PATCH", "DELETE"]
     sub = ["GET", "PUT", "PATCH"]
-    ns_pods = "/api/v1/namespaces/{ns}/pods"
     table: list[tuple[str, Handler, list[str]]] = [
+        ("/healthz", health, ["GET"]),
+        ("/livez", health, ["GET"]),
+        ("/readyz", health, ["GET"]),
         ("/version", version, ["GET"]),
         ("/api", api_versions, ["GET"]),
+        ("/api/v1", group_resources, ["GET"]),
         ("/apis", api_groups, ["GET"]),
-        ("/api/v1", core_resources, ["GET"]),
-        ("/api/v1/nodes", collection, ["GET", "POST"]),
-        ("/api/v1/nodes/{name}", item, rw),
-        ("/api/v1/nodes/{name}/status", item, sub),
-        ("/api/v1/pods", collection, ["GET"]),
-        (ns_pods, collection, ["GET", "POST"]),
-        (ns_pods + "/{name}", item, rw),
-        (ns_pods + "/{name}/status", item, sub),
-        (ns_pods + "/{name}/eviction", eviction, ["POST"]),
+        ("/apis/{group}", api_group, ["GET"]),
+        ("/apis/{group}/{version}", group_resources, ["GET"]),
+        ("/api/v1/namespaces/{ns}/pods/{name}/eviction", eviction, ["POST"]),
     ]
+    for prefix in ("/api/v1", "/apis/{group}/{version}"):
+        table += [
+            (f"{prefix}/namespaces/{{ns}}/{{resource}}", collection, ["GET", "POST"]),
+            (f"{prefix}/namespaces/{{ns}}/{{resource}}/{{name}}", item, rw),
+            (f"{prefix}/namespaces/{{ns}}/{{resource}}/{{name}}/status", item, sub),
+            (f"{prefix}/{{resource}}", collection, ["GET", "POST"]),
+            (f"{prefix}/{{resource}}/{{name}}", item, rw),
+            (f"{prefix}/{{resource}}/{{name}}/status", item, sub),
+        ]
     routes = [Route(path, _endpoint(state, h), methods=methods) for path, h, methods in table]
 
     async def unknown(request: Request, exc: Exception) -> Response:

@@ -15,23 +15,34 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-Obj = dict[str, Any]
+from lab.kube_resources import BY_PLURAL
 
-KINDS: dict[str, str] = {"nodes": "Node", "pods": "Pod"}
-NAMESPACED: frozenset[str] = frozenset({"pods"})
+Obj = dict[str, Any]
+# Set by the server, kept across PUT and PATCH whatever the body says.
+_SERVER_META = (
+    "name",
+    "namespace",
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
 
 
 class KubeError(Exception):
     """An API failure with its HTTP code and Kubernetes reason (rendered as a Status)."""
 
-    def __init__(self, code: int, reason: str, message: str) -> None:
+    def __init__(
+        self, code: int, reason: str, message: str, details: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
         self.message = message
+        self.details = details
 
 
 def not_found(resource: str, name: str) -> KubeError:
@@ -55,13 +66,14 @@ class Subscription:
     abrupt: bool = False
 
 
-def _now() -> str:
+def now_timestamp() -> str:
+    """RFC 3339 in whole seconds, as the API server writes metadata timestamps."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class KubeStore:
     def __init__(self, history_limit: int = 5000) -> None:
-        self._objects: dict[str, dict[tuple[str, str], Obj]] = {r: {} for r in KINDS}
+        self._objects: dict[str, dict[tuple[str, str], Obj]] = {r: {} for r in BY_PLURAL}
         self._rv = 100
         self._history: deque[Event] = deque(maxlen=history_limit)
         self._subscriptions: set[Subscription] = set()
@@ -118,14 +130,16 @@ class KubeStore:
             raise KubeError(422, "Invalid", "metadata.name: Required value: name is required")
         if (namespace, name) in self._bucket(resource):
             raise KubeError(409, "AlreadyExists", f'{resource} "{name}" already exists')
-        obj["kind"] = KINDS[resource]
-        obj["apiVersion"] = "v1"
-        if resource in NAMESPACED:
+        kind = BY_PLURAL[resource]
+        obj["kind"] = kind.kind
+        obj["apiVersion"] = kind.api_version
+        if kind.namespaced:
             meta["namespace"] = namespace
         else:
             meta.pop("namespace", None)
         meta["uid"] = str(uuid.uuid4())
-        meta["creationTimestamp"] = _now()
+        meta["creationTimestamp"] = now_timestamp()
+        meta["generation"] = 1
         self._stamp(obj)
         self._bucket(resource)[(namespace, name)] = obj
         self._emit("ADDED", resource, obj)
@@ -146,17 +160,34 @@ class KubeStore:
                 f'Operation cannot be fulfilled on {resource} "{name}": the object has been '
                 "modified; please apply your changes to the latest version and try again",
             )
-        for key in ("name", "namespace", "uid", "creationTimestamp"):
+        for key in _SERVER_META:
             if key in current["metadata"]:
                 meta[key] = current["metadata"][key]
             else:
                 meta.pop(key, None)
+        generation = current["metadata"].get("generation", 1)
+        changed = obj.get("spec") != current.get("spec")
+        meta["generation"] = generation + 1 if changed else generation
         obj["kind"] = current["kind"]
         obj["apiVersion"] = current["apiVersion"]
         self._stamp(obj)
         self._bucket(resource)[(namespace, name)] = obj
         self._emit("MODIFIED", resource, obj)
         return copy.deepcopy(obj)
+
+    def mark_deleting(self, resource: str, namespace: str, name: str, grace: int) -> Obj:
+        """Graceful deletion's first step: the object stays, with a deletionTimestamp."""
+        current = self._bucket(resource).get((namespace, name))
+        if current is None:
+            raise not_found(resource, name)
+        meta = current["metadata"]
+        if "deletionTimestamp" not in meta:
+            deadline = datetime.now(UTC) + timedelta(seconds=grace)
+            meta["deletionTimestamp"] = deadline.strftime("%Y-%m-%dT%H:%M:%SZ")
+            meta["deletionGracePeriodSeconds"] = grace
+            self._stamp(current)
+            self._emit("MODIFIED", resource, current)
+        return copy.deepcopy(current)
 
     def delete(self, resource: str, namespace: str, name: str) -> Obj:
         obj = self._bucket(resource).pop((namespace, name), None)

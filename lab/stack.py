@@ -32,7 +32,7 @@ class LabStack:
         self.kubeconfig = Path()
 
     async def _boot(self, vm: LabVm) -> None:
-        await self.kubelet.vm_started(vm.name, vm.ip, vm.labels)
+        await self.kubelet.vm_started(vm.name, vm.ip, vm.labels, vm.cpu, vm.memory_mb)
 
     async def _halt(self, name: str) -> None:
         await self.kubelet.vm_stopped(name)

@@ -16,7 +16,9 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Node, Pod
 from lightkube.types import PatchType
 
-from lab.kube_api import PDB_BLOCKED, KubeApiServer
+from lab.kube_api import KubeApiServer
+from lab.kube_pods import SHUTDOWN_ANNOTATION
+from lab.kube_store import Obj
 from lab.kube_testing import KubeLab, eventually, kube_lab
 
 
@@ -36,7 +38,12 @@ async def kube(lab: KubeLab) -> AsyncIterator[AsyncClient]:
 @pytest.fixture
 async def raw(lab: KubeLab) -> AsyncIterator[httpx.AsyncClient]:
     headers = {"Authorization": f"Bearer {lab.api.token}"}
-    async with httpx.AsyncClient(base_url=lab.api.url, headers=headers, timeout=10) as client:
+    async with httpx.AsyncClient(
+        base_url=lab.api.url,
+        headers=headers,
+        timeout=10,
+        verify=lab.api.certificates.client_context(),
+    ) as client:
         yield client
 
 
@@ -93,7 +100,8 @@ async def test_error_is_a_status_with_exact_json_content_type(raw: httpx.AsyncCl
 
 
 async def test_requests_without_the_kubeconfig_token_are_unauthorized(lab: KubeLab) -> None:
-    async with httpx.AsyncClient(base_url=lab.api.url) as anonymous:
+    verify = lab.api.certificates.client_context()
+    async with httpx.AsyncClient(base_url=lab.api.url, verify=verify) as anonymous:
         response = await anonymous.get("/api/v1/nodes")
     assert (response.status_code, response.json()["reason"]) == (401, "Unauthorized")
 
@@ -262,25 +270,117 @@ async def test_eviction_deletes_the_pod_with_201(kube: AsyncClient, raw: httpx.A
     assert [p async for p in kube.list(Pod, namespace="default")] == []
 
 
-async def test_eviction_blocked_by_a_budget_is_429(
-    lab: KubeLab, kube: AsyncClient, raw: httpx.AsyncClient
+def running_pod(namespace: str, name: str, node_name: str, **labels: str) -> Obj:
+    """A Running, Ready pod (what a budget counts as healthy)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"nodeName": node_name, "containers": [{"name": "c", "image": "lab/c"}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    }
+
+
+async def budget(raw: httpx.AsyncClient, name: str, **spec: Any) -> None:
+    body = {
+        "metadata": {"name": name},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, **spec},
+    }
+    response = await raw.post(f"{PDBS}/namespaces/default/poddisruptionbudgets", json=body)
+    assert response.status_code == 201, response.text
+
+
+PDBS = "/apis/policy/v1"
+
+
+async def test_a_budget_reports_disruptions_allowed_from_its_healthy_pods(
+    raw: httpx.AsyncClient,
 ) -> None:
-    await kube.create(pod("default", "knob", "n1"))
-    await kube.create(pod("default", "marked", "n1", **{PDB_BLOCKED: "true"}))
-    lab.api.block_eviction("default", "knob")
-    for name in ("knob", "marked"):
-        response = await raw.post(f"/api/v1/namespaces/default/pods/{name}/eviction", json={})
-        assert response.status_code == 429
-        assert response.headers["content-type"] == "application/json"
-        assert response.json()["reason"] == "TooManyRequests"
+    for i in range(3):
+        await raw.post(
+            "/api/v1/namespaces/default/pods", json=running_pod("default", f"w{i}", "n1", app="web")
+        )
+    await budget(raw, "web-min2", minAvailable=2)
+    status = (await raw.get(f"{PDBS}/namespaces/default/poddisruptionbudgets/web-min2")).json()[
+        "status"
+    ]
+    assert (status["expectedPods"], status["currentHealthy"], status["desiredHealthy"]) == (3, 3, 2)
+    assert status["disruptionsAllowed"] == 1
+
+
+async def test_an_eviction_a_budget_forbids_is_429_naming_the_budget(
+    kube: AsyncClient, raw: httpx.AsyncClient
+) -> None:
+    await raw.post(
+        "/api/v1/namespaces/default/pods", json=running_pod("default", "w0", "n1", app="web")
+    )
+    await budget(raw, "web-pdb", minAvailable=1)
+    response = await raw.post("/api/v1/namespaces/default/pods/w0/eviction", json={})
+    assert response.status_code == 429
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert (body["reason"], body["message"]) == (
+        "TooManyRequests",
+        "Cannot evict pod as it would violate the pod's disruption budget.",
+    )
+    assert body["details"]["causes"] == [
+        {
+            "reason": "DisruptionBudget",
+            "message": "The disruption budget web-pdb needs 1 healthy pods and has 1 currently",
+        }
+    ]
     with pytest.raises(ApiError) as refused:
         await kube.create(
-            Pod.Eviction(metadata=ObjectMeta(name="knob", namespace="default")),
-            "knob",
+            Pod.Eviction(metadata=ObjectMeta(name="w0", namespace="default")),
+            "w0",
             namespace="default",
         )
     assert refused.value.status.code == 429
-    assert len([p async for p in kube.list(Pod, namespace="default")]) == 2
+    assert len([p async for p in kube.list(Pod, namespace="default")]) == 1
+
+
+async def test_block_eviction_is_a_budget_on_that_one_pod(
+    lab: KubeLab, raw: httpx.AsyncClient
+) -> None:
+    await lab.kubelet.vm_started("vm1", "10.0.0.5", {})
+    lab.api.block_eviction("default", "workload-vm1")
+    refused = await raw.post("/api/v1/namespaces/default/pods/workload-vm1/eviction", json={})
+    assert refused.status_code == 429
+    assert "lab-block-workload-vm1" in refused.json()["details"]["causes"][0]["message"]
+    lab.api.unblock_eviction("default", "workload-vm1")
+    accepted = await raw.post("/api/v1/namespaces/default/pods/workload-vm1/eviction", json={})
+    assert accepted.status_code == 201
+
+
+async def test_an_evicted_pod_terminates_through_its_grace_period(
+    lab: KubeLab, raw: httpx.AsyncClient
+) -> None:
+    slow = running_pod("default", "slow", "n1")
+    slow["metadata"]["annotations"] = {SHUTDOWN_ANNOTATION: "60"}
+    slow["spec"]["terminationGracePeriodSeconds"] = 1
+    await raw.post("/api/v1/namespaces/default/pods", json=slow)
+    assert (
+        await raw.post("/api/v1/namespaces/default/pods/slow/eviction", json={})
+    ).status_code == 201
+    terminating = (await raw.get("/api/v1/namespaces/default/pods/slow")).json()
+    assert terminating["metadata"]["deletionGracePeriodSeconds"] == 1
+    assert terminating["metadata"]["deletionTimestamp"]
+
+    async def gone() -> bool:
+        return (await raw.get("/api/v1/namespaces/default/pods/slow")).status_code == 404
+
+    await eventually(gone, timeout=10)
+
+
+async def test_delete_with_grace_zero_removes_the_pod_at_once(raw: httpx.AsyncClient) -> None:
+    slow = running_pod("default", "slow", "n1")
+    slow["metadata"]["annotations"] = {SHUTDOWN_ANNOTATION: "60"}
+    await raw.post("/api/v1/namespaces/default/pods", json=slow)
+    deleted = await raw.delete(
+        "/api/v1/namespaces/default/pods/slow", params={"gracePeriodSeconds": "0"}
+    )
+    assert deleted.status_code == 200
+    assert (await raw.get("/api/v1/namespaces/default/pods/slow")).status_code == 404
 
 
 def test_server_runs_in_a_thread_for_synchronous_callers(tmp_path: Path) -> None:
@@ -288,7 +388,8 @@ def test_server_runs_in_a_thread_for_synchronous_callers(tmp_path: Path) -> None
     url = server.start_in_thread()
     try:
         headers = {"Authorization": f"Bearer {server.token}"}
-        with httpx.Client(base_url=url, headers=headers) as client:
+        verify = server.certificates.client_context()
+        with httpx.Client(base_url=url, headers=headers, verify=verify) as client:
             created = client.post("/api/v1/nodes", json={"metadata": {"name": "n1"}})
             listed = client.get("/api/v1/nodes").json()
         assert created.status_code == 201
@@ -305,7 +406,60 @@ async def test_discovery_endpoints_answer(raw: httpx.AsyncClient) -> None:
     assert (await raw.get("/version")).json()["major"] == "1"
     assert (await raw.get("/api")).json()["versions"] == ["v1"]
     names = {r["name"] for r in (await raw.get("/api/v1")).json()["resources"]}
-    assert {"nodes", "pods", "pods/eviction"} <= names
+    assert {"nodes", "pods", "pods/eviction", "namespaces", "events", "secrets"} <= names
+
+
+async def test_every_advertised_group_version_lists_its_resources(raw: httpx.AsyncClient) -> None:
+    groups = (await raw.get("/apis")).json()["groups"]
+    served: dict[str, set[str]] = {}
+    for group in groups:
+        for version in group["versions"]:
+            listing = await raw.get(f"/apis/{version['groupVersion']}")
+            assert listing.status_code == 200, version
+            served[version["groupVersion"]] = {r["name"] for r in listing.json()["resources"]}
+    assert served["policy/v1"] == {"poddisruptionbudgets", "poddisruptionbudgets/status"}
+    assert "leases" in served["coordination.k8s.io/v1"]
+    assert {"daemonsets", "replicasets"} <= served["apps/v1"]
+    assert (await raw.get("/apis/nope/v1")).status_code == 404
+
+
+async def test_health_endpoints_answer_without_a_token(lab: KubeLab) -> None:
+    verify = lab.api.certificates.client_context()
+    async with httpx.AsyncClient(base_url=lab.api.url, verify=verify) as anonymous:
+        for path in ("/healthz", "/livez", "/readyz"):
+            response = await anonymous.get(path)
+            assert (response.status_code, response.text) == (200, "ok")
+
+
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+
+
+async def test_nodes_answer_as_a_table_with_kubectl_columns(
+    lab: KubeLab, raw: httpx.AsyncClient
+) -> None:
+    lab.kubelet.ready_delay = 0
+    await lab.kubelet.vm_started("vm1", "10.0.0.5", {}, cpu=4, memory_mb=8192)
+
+    async def ready() -> bool:
+        table = (await raw.get("/api/v1/nodes", headers={"Accept": TABLE})).json()
+        return table["rows"][0]["cells"][1] == "Ready"
+
+    await eventually(ready)
+    table = (await raw.get("/api/v1/nodes", headers={"Accept": TABLE})).json()
+    assert table["kind"] == "Table"
+    columns = [c["name"] for c in table["columnDefinitions"]]
+    assert columns[:6] == ["Name", "Status", "Roles", "Age", "Version", "Internal-IP"]
+    row = dict(zip(columns, table["rows"][0]["cells"], strict=True))
+    assert (row["Name"], row["Version"], row["Internal-IP"]) == ("vm1", "v1.31.0", "10.0.0.5")
+    assert table["rows"][0]["object"]["metadata"]["name"] == "vm1"
+    node = (await raw.get("/api/v1/nodes/vm1")).json()
+    assert node["status"]["capacity"]["cpu"] == "4"
+    assert node["status"]["capacity"]["memory"] == f"{8192 * 1024}Ki"
+    assert node["status"]["allocatable"]["cpu"] == "3900m"
+    lease = await raw.get("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/vm1")
+    assert lease.json()["spec"]["holderIdentity"] == "vm1"
+    events = (await raw.get("/api/v1/namespaces/default/events")).json()["items"]
+    assert "NodeReady" in {e["reason"] for e in events}
 
 
 async def test_kubelet_pods_can_be_awaited(lab: KubeLab, kube: AsyncClient) -> None:

@@ -12,7 +12,7 @@ from lightkube.resources.core_v1 import Node, Pod
 
 from lab.kube_api import KubeApiServer
 from lab.kube_testing import KubeLab, eventually, kube_lab
-from lab.kubelet import NOT_READY_TAINT, Kubelet
+from lab.kubelet import NOT_READY_TAINT, UNREACHABLE_TAINT, Kubelet
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ async def test_vm_registers_not_ready_then_becomes_ready(lab: KubeLab) -> None:
     assert registered is not None
     assert registered["metadata"]["labels"]["virtflow.io/spare"] == "true"
     assert {"type": "InternalIP", "address": "10.0.0.7"} in registered["status"]["addresses"]
-    assert conditions(lab.api, "vm1") == {"Ready": "False"}
+    assert conditions(lab.api, "vm1")["Ready"] == "False"
     assert taints(lab.api, "vm1") == [NOT_READY_TAINT]
 
     await eventually(lambda: ready(lab.api, "vm1"))
@@ -58,7 +58,7 @@ async def test_never_ready_keeps_the_node_not_ready(lab: KubeLab) -> None:
     await lab.kubelet.vm_started("stuck-1", None, {})
     await lab.kubelet.vm_started("fine-1", None, {})
     await eventually(lambda: ready(lab.api, "fine-1"))
-    assert conditions(lab.api, "stuck-1") == {"Ready": "False"}
+    assert conditions(lab.api, "stuck-1")["Ready"] == "False"
     assert taints(lab.api, "stuck-1") == [NOT_READY_TAINT]
 
 
@@ -121,3 +121,29 @@ async def test_kubelet_objects_decode_as_typed_lightkube_models(lab: KubeLab) ->
     assert node.status is not None and node.status.nodeInfo is not None
     assert node.status.nodeInfo.kubeletVersion
     assert {p.spec.nodeName for p in pods if p.spec} == {"vm1"}
+
+
+async def test_a_node_turns_not_ready_then_unreachable_then_ready_again(lab: KubeLab) -> None:
+    await lab.kubelet.vm_started("vm1", None, {})
+    await eventually(lambda: ready(lab.api, "vm1"))
+    await lab.kubelet.mark_not_ready("vm1")
+    assert conditions(lab.api, "vm1")["Ready"] == "False"
+    assert taints(lab.api, "vm1") == [NOT_READY_TAINT, NOT_READY_TAINT]
+    await lab.kubelet.mark_unreachable("vm1")
+    assert conditions(lab.api, "vm1")["Ready"] == "Unknown"
+    assert taints(lab.api, "vm1") == [UNREACHABLE_TAINT, UNREACHABLE_TAINT]
+    await lab.kubelet.mark_ready("vm1")
+    assert ready(lab.api, "vm1")
+    reasons = [e["reason"] for e in lab.api.store.list("events")]
+    assert reasons.count("NodeReady") == 2
+    assert "NodeNotReady" in reasons
+
+
+async def test_kubelet_pods_have_controller_owners_that_exist(lab: KubeLab) -> None:
+    await lab.kubelet.vm_started("vm1", None, {})
+    for pod in lab.api.store.list("pods"):
+        owner = pod["metadata"]["ownerReferences"][0]
+        assert owner["controller"] is True
+        resource = {"DaemonSet": "daemonsets", "ReplicaSet": "replicasets"}[owner["kind"]]
+        found = lab.api.store.get(resource, pod["metadata"]["namespace"], owner["name"])
+        assert found is not None and found["metadata"]["uid"] == owner["uid"]
