@@ -1,5 +1,6 @@
 """Placement quality: how many VMs each strategy fits before the first request that fits
-nowhere, how much capacity it strands, and an upper bound no placement can beat.
+nowhere, how much capacity it strands, and an upper bound no placement can beat; then how
+evenly each strategy spreads one group of VMs over the site's racks.
 
 Run: .venv/bin/python bench/placement_quality.py [--hosts 200] [--time-limit 20]
 Site: seeded heterogeneous hosts, partly filled; stream: seeded realistic VM flavours. Every
@@ -7,6 +8,12 @@ strategy uses the engine's filters; they differ only in how a candidate is chose
 is the longest prefix of the stream that a MILP (scipy.optimize.milp, HiGHS) cannot prove
 infeasible, with the same per-host capacity, quota and eligibility: an exact optimum when every
 solve finishes, still a valid upper bound when a solve hits the time limit.
+
+Spread: `--group` VMs of one group (4 CPU, 8 GiB, like spares for one upgrade) placed one by
+one, each seeing the ones before it, on the same site. Per strategy: how many were placed, how
+many racks hold one, and the most and fewest per rack over the racks that could take one (the
+skew a rack failure exposes). The plain strategies know nothing of the group; rack
+anti-affinity refuses once every rack holds one; the spread constraint keeps the skew.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from placement_sites import make_hosts, make_requests
 
 from placement.decision import Decision
 from placement.engine import Engine
-from placement.models import Host, Policy, VmRequest
+from placement.models import ExistingVm, Host, Policy, VmRequest
 from placement.names import (
     INSUFFICIENT_CPU,
     INSUFFICIENT_GPU,
@@ -174,14 +181,91 @@ def upper_bound(hosts: list[Host], stream: list[VmRequest], best: int, limit: fl
     return lo
 
 
+SpreadStrategy = tuple[Policy, Chooser, dict[str, object]]
+
+
+def spread_strategies(seed: int) -> dict[str, SpreadStrategy]:
+    spread = {"topology_key": "rack", "max_skew": 1, "group": "web"}
+    plain: dict[str, SpreadStrategy] = {k: (p, c, {}) for k, (p, c) in choosers(seed).items()}
+    least, pick, _ = plain["LeastAllocated"]
+    most = Policy(scoring_strategy="MostAllocated")
+    return {
+        **plain,
+        "rack anti-aff.": (
+            least, pick, {"anti_affinity_group": "web", "anti_affinity_scope": "rack"}
+        ),
+        "Least + spread": (
+            least, pick, {"topology_spread": [{**spread, "when_unsatisfiable": "DoNotSchedule"}]}
+        ),
+        "Most + spread~": (
+            most, pick, {"topology_spread": [{**spread, "when_unsatisfiable": "ScheduleAnyway"}]}
+        ),
+    }  # fmt: skip
+
+
+def spread_group(
+    hosts: list[Host], size: int, policy: Policy, choose: Chooser, fields: dict[str, object]
+) -> tuple[int, dict[str, int]]:
+    """Place `size` group members in turn; their count per rack, and the racks that could
+    take one (a rack with a host that passes every filter for an empty group)."""
+    engine = Engine(policy)
+    by_name = {h.name: h for h in hosts}
+    members: list[ExistingVm] = []
+    base = {"cpu": 4, "memory_mb": 8192, **fields}
+    first = VmRequest.model_validate({"name": "web-0", **base})
+    open_racks = {by_name[n].rack for n in engine.decide(HostTable.build(hosts), first).ranked()}
+    for i in range(size):
+        req = VmRequest.model_validate({"name": f"web-{i}", **base})
+        decision = engine.decide(HostTable.build(list(by_name.values())), req, members)
+        if decision.host is None:
+            break
+        name = choose(decision, by_name, req)
+        h = by_name[name]
+        by_name[name] = h.model_copy(
+            update={
+                "cpu_allocated": h.cpu_allocated + req.cpu,
+                "memory_mb_allocated": h.memory_mb_allocated + req.memory_mb,
+                "vm_count": h.vm_count + 1,
+            }
+        )
+        members.append(ExistingVm(name=req.name, host=name, group="web"))
+    per_rack = {r: 0 for r in open_racks if r is not None}
+    for vm in members:
+        rack = by_name[vm.host].rack
+        if rack is not None:
+            per_rack[rack] = per_rack.get(rack, 0) + 1
+    return len(members), per_rack
+
+
+def report_spread(hosts: list[Host], size: int, seed: int) -> None:
+    racks = len({h.rack for h in hosts if h.rack is not None})
+    print()
+    print(f"spread: a group of {size} VMs (4 CPU, 8 GiB) over {racks} racks")
+    print(f"{'strategy':<16} {'placed':>6} {'racks used':>10} {'most/rack':>9} "
+          f"{'fewest/rack':>11} {'skew':>4}")  # fmt: skip
+    for label, (policy, choose, fields) in spread_strategies(seed).items():
+        placed, per_rack = spread_group(hosts, size, policy, choose, fields)
+        counts = list(per_rack.values()) or [0]
+        used = sum(1 for c in counts if c)
+        print(f"{label:<16} {placed:>6} {used:>10} {max(counts):>9} {min(counts):>11} "
+              f"{max(counts) - min(counts):>4}")  # fmt: skip
+    print("racks counted: those with a host that could take a member; skew = most - fewest.")
+    print("spread~: ScheduleAnyway (a score, weight 2); spread: DoNotSchedule (a filter).")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--hosts", type=int, default=200)
     parser.add_argument("--requests", type=int, default=6000)
     parser.add_argument("--time-limit", type=float, default=20.0, help="seconds per MILP solve")
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--group", type=int, default=30, help="VMs of the spread group")
+    parser.add_argument("--spread-only", action="store_true", help="only the spread report")
     args = parser.parse_args()
     hosts = make_hosts(args.hosts, seed=args.seed, fill=0.6)
+    if args.spread_only:
+        report_spread(hosts, args.group, args.seed)
+        return
     stream = make_requests(args.requests, seed=args.seed + 1)
     print(f"site: {len(hosts)} hosts (partly filled), stream of {len(stream)} requests")
     print(f"{'strategy':<16} {'VMs placed':>10} {'stranded CPU':>13} {'stranded GiB':>13} {'s':>5}")
@@ -200,6 +284,7 @@ def main() -> None:
     print(f"{'upper bound':<16} {bound:>10} {'':>13} {'':>13} {took:>5.1f}")
     print("VMs placed: requests placed in order before the first that fits nowhere.")
     print("stranded: free CPU on hosts without memory for the smallest flavour, and the reverse.")
+    report_spread(hosts, args.group, args.seed)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from placement.models import Host, VmRequest
+from placement.models import ExistingVm, Host, VmRequest
 
 # (cpu, memory_mb, gpu, weight): common bare-metal shapes of a mixed site.
 HOST_SHAPES = [
@@ -97,6 +97,17 @@ def make_requests(count: int, seed: int = 11) -> list[VmRequest]:
             )
         )
     return out
+
+
+def make_group(
+    hosts: list[Host], size: int, group: str = "web", seed: int = 13
+) -> list[ExistingVm]:
+    """`size` VMs of one group on random schedulable hosts of the site (a spread to keep up)."""
+    rng = random.Random(seed)
+    usable = [h.name for h in hosts if not h.unschedulable]
+    return [
+        ExistingVm(name=f"{group}-{i}", host=rng.choice(usable), group=group) for i in range(size)
+    ]
 
 
 @dataclass

@@ -43,6 +43,9 @@ class Decision:
     detail: str = ""  # the reason of a VM id shortage
     # `names` as an object array (HostTable.name_array); built from `names` when not given.
     name_array: ObjectArray | None = field(default=None, repr=False)
+    # The request's topology and the chosen host's domains (topology.chosen_topology); None
+    # when the request names no topology.
+    topology: dict[str, Any] | None = None
 
     @cached_property
     def rejected(self) -> dict[str, str]:
@@ -94,13 +97,16 @@ class Decision:
         return self._scores_of(self._ranking()[: max(n, 0)])
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "host": self.host,
             "vmid": self.vmid,
             "error": self.error,
             "rejected": self.rejected,
             "scores": self.scores,
         }
+        if self.topology is not None:
+            out["topology"] = self.topology
+        return out
 
     def _ranking(self) -> IntArray:
         # Candidates are in name order, so a stable sort on -total keeps name_asc for ties.

@@ -14,12 +14,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from .decision import Decision
-from .framework import RequestContext, TableFilter, TableScore
+from .framework import PreFilter, RequestContext, TableFilter, TableScore
 from .models import ExistingVm, PlacementInput, Policy, VmRequest
 from .names import NO_HOST_FITS, NO_VMID_AVAILABLE
 from .pipeline import Pipeline, build_pipeline
 from .registry import PluginRegistry, default_registry
 from .table import HostTable, IntArray
+from .topology import chosen_topology
 from .vmid import allocate_vmid, describe_shortage, wants_vmid
 
 
@@ -41,6 +42,7 @@ class Engine:
         self._table_scores = [
             vectorised and isinstance(p, TableScore) for p, _ in self.pipeline.scores
         ]
+        self._pre_filters = [p for p in self.pipeline.filters if isinstance(p, PreFilter)]
 
     def decide(
         self,
@@ -51,6 +53,17 @@ class Engine:
         next_vmid: int | None = None,
     ) -> Decision:
         ctx = RequestContext.build(request, self.policy, existing_vms, table)
+        wanted = ctx.near_target()
+        for plugin in self._pre_filters:
+            failure = plugin.pre_filter(ctx)
+            if failure is not None:
+                # Nothing was judged: no host is rejected, the error says why.
+                none = np.zeros(0, dtype=np.int64)
+                return Decision(
+                    None, None, failure.error, table.names, (), np.zeros(len(table), np.int64),
+                    none, (), np.zeros((0, 0), np.int64), none, failure.detail, table.name_array,
+                    chosen_topology(request, None, wanted),
+                )  # fmt: skip
         reasons, keywords = self._filter(ctx, table)
         candidates = np.flatnonzero(reasons == 0)
         plugins, matrix, totals = self._score(ctx, table, candidates)
@@ -58,16 +71,19 @@ class Engine:
             return Decision(
                 None, None, NO_HOST_FITS, table.names, keywords, reasons, candidates,
                 plugins, matrix, totals, name_array=table.name_array,
+                topology=chosen_topology(request, None, wanted),
             )  # fmt: skip
-        host = table.names[candidates[int(np.argmax(totals))]]
+        chosen = int(candidates[int(np.argmax(totals))])
+        host: str | None = table.names[chosen]
         vmid, error, detail = None, None, ""
         if wants_vmid(request):
             vmid = allocate_vmid(request, used_vmids, next_vmid)
             if vmid is None:
                 host, error, detail = None, NO_VMID_AVAILABLE, describe_shortage(request, next_vmid)
+        topology = chosen_topology(request, table.hosts[chosen] if host else None, wanted)
         return Decision(
             host, vmid, error, table.names, keywords, reasons, candidates,
-            plugins, matrix, totals, detail, table.name_array,
+            plugins, matrix, totals, detail, table.name_array, topology,
         )  # fmt: skip
 
     def _filter(self, ctx: RequestContext, table: HostTable) -> tuple[IntArray, tuple[str, ...]]:

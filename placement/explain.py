@@ -1,7 +1,8 @@
 """The human-readable explanation: one row per host, best candidates first.
 
 Chosen host, then the other candidates by total (their per-plugin scores), then every rejected
-host with the first filter it failed and, for resources, the numbers behind it.
+host with the first filter it failed and the numbers behind it: amounts for resources, the
+domain and its count for a spread violation, the wanted domain for `not_near`.
 """
 
 from __future__ import annotations
@@ -9,10 +10,23 @@ from __future__ import annotations
 from .decision import Decision
 from .framework import RequestContext
 from .models import Host, PlacementInput
-from .names import INSUFFICIENT_CPU, INSUFFICIENT_GPU, INSUFFICIENT_MEMORY
+from .names import (
+    INSUFFICIENT_CPU,
+    INSUFFICIENT_GPU,
+    INSUFFICIENT_MEMORY,
+    NOT_NEAR,
+    TOPOLOGY_SPREAD_VIOLATION,
+)
+from .plugins.near import not_near_detail
+from .plugins.topology_spread import violation_detail
+from .table import HostTable
 
 
 def _numbers(ctx: RequestContext, host: Host, keyword: str) -> str:
+    if keyword == TOPOLOGY_SPREAD_VIOLATION:
+        return f"{keyword} ({violation_detail(ctx, host)})"
+    if keyword == NOT_NEAR:
+        return f"{keyword} ({not_near_detail(ctx, host)})"
     u = ctx.usage(host)
     amounts = {
         INSUFFICIENT_CPU: (u.cpu_req, u.cpu_cap),
@@ -31,12 +45,21 @@ def _request_line(inp: PlacementInput) -> str:
     parts += [f"gpu {r.gpu}"] if r.gpu else []
     parts += [f"pool {r.pool}"] if r.pool else []
     parts += ["dedicated"] if r.dedicated else []
+    for c in r.topology_spread:
+        group = r.spread_group(c)
+        parts.append(
+            f"spread {group} over {c.topology_key} max_skew {c.max_skew} ({c.when_unsatisfiable})"
+        )
+    if r.near is not None:
+        how = "required" if r.near.required else "preferred"
+        parts.append(f"near {r.near.vm} by {r.near.topology_key} ({how})")
     return f"request {r.name}: " + ", ".join(parts)
 
 
 def render_explanation(inp: PlacementInput, decision: Decision, limit: int | None = None) -> str:
     """The table; `limit` caps the number of host rows (the summary line always follows)."""
-    ctx = RequestContext(inp.request, inp.policy, (), frozenset(), frozenset(), None)
+    table = HostTable.build(inp.hosts)
+    ctx = RequestContext.build(inp.request, inp.policy, inp.existing_vms, table)
     hosts = {h.name: h for h in inp.hosts}
     header = ["host", "result", *decision.plugins, "total"]
     rows: list[list[str]] = []

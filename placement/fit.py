@@ -2,8 +2,10 @@
 
 The request is placed on a copy of the inventory where every host is empty: nothing allocated,
 no VM, not cordoned, no taints (cordons and taints come and go). What stays are the properties
-that waiting does not change: capacities and ratios, pools, dedicated hosts, labels, names and
-the policy's minimum free resources. The VM id is not asked for.
+that waiting does not change: capacities and ratios, pools, dedicated hosts, labels, names,
+the policy's minimum free resources and the domain `near` asks for (the existing VMs are kept
+to find it). Anti-affinity and spread are left out: they depend on VMs that come and go. The
+VM id is not asked for.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from .decision import Decision
 from .engine import place
 from .models import PlacementInput
-from .names import ANTI_AFFINITY
+from .names import ANTI_AFFINITY, POD_TOPOLOGY_SPREAD
 from .registry import PluginRegistry
 
 
@@ -27,10 +29,12 @@ def empty_inventory_decision(
         "taints": [],
     }
     hosts = [h.model_copy(update=empty) for h in inp.hosts]
-    disabled = [*inp.policy.disabled_plugins, ANTI_AFFINITY]
+    disabled = [*inp.policy.disabled_plugins, ANTI_AFFINITY, POD_TOPOLOGY_SPREAD]
     policy = inp.policy.model_copy(update={"disabled_plugins": disabled})
     request = inp.request.model_copy(update={"vmid_range": None, "vmid_regex": None})
-    probe = PlacementInput(policy=policy, hosts=hosts, request=request)
+    probe = PlacementInput(
+        policy=policy, hosts=hosts, existing_vms=inp.existing_vms, request=request
+    )
     return place(probe, registry)
 
 

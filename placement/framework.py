@@ -19,6 +19,23 @@ import numpy as np
 
 from .models import ExistingVm, Host, Policy, VmRequest
 from .table import BoolArray, HostTable, IntArray
+from .topology import NearDomain, domain_of, near_domain
+
+
+@dataclass(frozen=True)
+class PreFilterFailure:
+    """A request that no host can take, whatever the hosts: no host is listed as rejected."""
+
+    error: str  # a stable keyword, e.g. near_unknown
+    detail: str
+
+
+@runtime_checkable
+class PreFilter(Protocol):
+    def pre_filter(self, ctx: RequestContext) -> PreFilterFailure | None:
+        """Runs once per request before any filter (kube-scheduler's PreFilter returning
+        UnschedulableAndUnresolvable); the first failure ends the decision."""
+        ...
 
 
 @runtime_checkable
@@ -96,10 +113,13 @@ class RequestContext:
     request: VmRequest
     policy: Policy
     existing_vms: Sequence[ExistingVm]
-    # Hosts and racks holding a VM of the request's anti-affinity group.
+    # Hosts holding a VM of the request's anti-affinity group, and their domains under the
+    # request's anti_affinity_scope (hosts lacking that key are in `group_hosts` only).
     group_hosts: frozenset[str]
-    group_racks: frozenset[str]
+    group_domains: frozenset[str]
     name_regex: re.Pattern[str] | None
+    # Every host of the inventory: spread and near look beyond the host being filtered.
+    table: HostTable
     memo: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -112,13 +132,23 @@ class RequestContext:
     ) -> RequestContext:
         group = request.anti_affinity_group
         hosts = frozenset(v.host for v in existing_vms if group is not None and v.group == group)
-        racks: set[str] = set()
+        domains: set[str] = set()
         for name in hosts:
             i = table.index.get(name)
-            if i is not None and table.hosts[i].rack is not None:
-                racks.add(table.hosts[i].rack)  # type: ignore[arg-type]
+            domain = None if i is None else domain_of(table.hosts[i], request.anti_affinity_scope)
+            if domain is not None:
+                domains.add(domain)
         regex = re.compile(request.node_name_regex) if request.node_name_regex else None
-        return cls(request, policy, existing_vms, hosts, frozenset(racks), regex)
+        return cls(request, policy, existing_vms, hosts, frozenset(domains), regex, table)
+
+    def near_target(self) -> NearDomain | None:
+        """The host and domain the request's `near` names (once per request); None without."""
+        near = self.request.near
+        if near is None:
+            return None
+        if "near" not in self.memo:
+            self.memo["near"] = near_domain(near, self.existing_vms, self.table)
+        return self.memo["near"]
 
     def usage(self, host: Host) -> Usage:
         ratios = self.policy.allocation_ratios

@@ -16,6 +16,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -49,6 +50,8 @@ LabelKey = Annotated[str, AfterValidator(check_label_key)]
 LabelValue = Annotated[str, AfterValidator(check_label_value)]
 # A label map as Kubernetes clients write it: null is an empty map.
 LabelMap = Annotated[dict[LabelKey, LabelValue], _null_is_empty(dict)]
+# `host`, `rack` or a label key: both names are valid label keys too.
+TopologyKey = LabelKey
 
 
 class Taint(BaseModel):
@@ -207,6 +210,29 @@ class ExistingVm(BaseModel):
     group: str | None = None
 
 
+class TopologySpreadConstraint(BaseModel):
+    """Kubernetes' PodTopologySpread over the VMs of a group: at most `max_skew` more VMs in a
+    domain than in the emptiest one. DoNotSchedule is a filter, ScheduleAnyway a score."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    topology_key: TopologyKey
+    max_skew: int = Field(ge=1, le=MAX_AMOUNT)
+    when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"]
+    # None: the request's anti_affinity_group.
+    group: str | None = Field(default=None, min_length=1)
+
+
+class Near(BaseModel):
+    """Place the VM in the domain of the host of an existing VM (the node it replaces)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    vm: str = Field(min_length=1)
+    topology_key: TopologyKey
+    required: bool = True
+
+
 class VmRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -220,11 +246,33 @@ class VmRequest(BaseModel):
     node_selector: LabelMap = Field(default_factory=dict)
     node_affinity: NodeAffinity | None = None
     anti_affinity_group: str | None = None
-    anti_affinity_scope: str = Field(default="host", pattern="^(host|rack)$")
+    # Any topology key; a host that lacks it falls back to host scope.
+    anti_affinity_scope: TopologyKey = "host"
+    topology_spread: list[TopologySpreadConstraint] = Field(default_factory=list, max_length=16)
+    near: Near | None = None
     node_name: str | None = None
     node_name_regex: str | None = None
     vmid_range: str | None = None
     vmid_regex: str | None = None
+
+    @field_validator("topology_spread")
+    @classmethod
+    def _spread_has_a_group(
+        cls, constraints: list[TopologySpreadConstraint], info: ValidationInfo
+    ) -> list[TopologySpreadConstraint]:
+        # A constraint without a group would count nothing and never spread anything.
+        for i, constraint in enumerate(constraints):
+            if constraint.group is None and info.data.get("anti_affinity_group") is None:
+                raise ValueError(
+                    f"constraint {i} names no group and the request has no anti_affinity_group"
+                )
+        return constraints
+
+    def spread_group(self, constraint: TopologySpreadConstraint) -> str:
+        """The group whose VMs the constraint counts."""
+        group = constraint.group or self.anti_affinity_group
+        assert group is not None  # checked by _spread_has_a_group
+        return group
 
     @field_validator("node_name_regex", "vmid_regex")
     @classmethod

@@ -15,6 +15,12 @@ ANTI_AFFINITY: Final = "AntiAffinity"
 BALANCED_ALLOCATION: Final = "NodeResourcesBalancedAllocation"
 MIN_FREE_RESOURCES: Final = "MinFreeResources"
 RESOURCE_THRESHOLD: Final = "ResourceThreshold"
+POD_TOPOLOGY_SPREAD: Final = "PodTopologySpread"
+NEAR: Final = "Near"
+
+# Topology keys with a meaning of their own; any other key is a host label.
+TOPOLOGY_HOST: Final = "host"
+TOPOLOGY_RACK: Final = "rack"
 
 # Rejection keywords, in the order the filters run (PLACEMENT.md, table of filters).
 UNSCHEDULABLE: Final = "unschedulable"
@@ -32,6 +38,8 @@ INSUFFICIENT_CPU: Final = "insufficient_cpu"
 INSUFFICIENT_MEMORY: Final = "insufficient_memory"
 INSUFFICIENT_GPU: Final = "insufficient_gpu"
 ANTI_AFFINITY_CONFLICT: Final = "anti_affinity_conflict"
+TOPOLOGY_SPREAD_VIOLATION: Final = "topology_spread_violation"
+NOT_NEAR: Final = "not_near"
 # Policy-configured minimum free resources after placement.
 BELOW_MIN_FREE_CPU: Final = "below_min_free_cpu"
 BELOW_MIN_FREE_MEMORY: Final = "below_min_free_memory"
@@ -40,6 +48,7 @@ BELOW_MIN_FREE_GPU: Final = "below_min_free_gpu"
 # Decision errors.
 NO_HOST_FITS: Final = "no_host_fits"
 NO_VMID_AVAILABLE: Final = "no_vmid_available"
+NEAR_UNKNOWN: Final = "near_unknown"
 
 # Entry-point group through which a site adds plugins.
 ENTRY_POINT_GROUP: Final = "virtflow.placement.plugins"
@@ -50,4 +59,6 @@ DEFAULT_PLUGIN_WEIGHTS: Final[dict[str, int]] = {
     BALANCED_ALLOCATION: 1,
     TAINT_TOLERATION: 3,
     NODE_AFFINITY: 2,
+    POD_TOPOLOGY_SPREAD: 2,
+    NEAR: 2,
 }

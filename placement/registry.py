@@ -19,12 +19,14 @@ from .plugins.anti_affinity import AntiAffinity
 from .plugins.balanced import BalancedAllocation
 from .plugins.dedicated import Dedicated
 from .plugins.min_free import MinFreeResources
+from .plugins.near import Near
 from .plugins.node_affinity import NodeAffinity
 from .plugins.node_name import NodeName
 from .plugins.pool import Pool
 from .plugins.resources_fit import NodeResourcesFit
 from .plugins.taint_toleration import TaintToleration
 from .plugins.threshold import ResourceThreshold
+from .plugins.topology_spread import PodTopologySpread
 from .plugins.unschedulable import NodeUnschedulable
 from .plugins.vm_quota import VmQuota
 
@@ -102,6 +104,8 @@ def builtin_registry() -> PluginRegistry:
         NodeAffinity,
         NodeResourcesFit,
         AntiAffinity,
+        PodTopologySpread,
+        Near,
         BalancedAllocation,
     ):
         registry.register(cls.name, _no_args(cls), default=True)

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .models import Host, Taint
+from .names import TOPOLOGY_HOST, TOPOLOGY_RACK
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -29,6 +30,22 @@ def object_array(values: Sequence[object]) -> ObjectArray:
     out = np.empty(len(values), dtype=object)
     out[:] = values
     return out
+
+
+@dataclass(frozen=True, eq=False)
+class Domains:
+    """Hosts' domains under one topology key: `code[i]` indexes `values`, -1 lacks the key."""
+
+    code: IntArray
+    values: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    @cached_property
+    def lookup(self) -> dict[str, int]:
+        """Domain value -> code."""
+        return {value: code for code, value in enumerate(self.values)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,6 +77,7 @@ class HostTable:
     _capacity_cache: dict[tuple[float, float], tuple[IntArray, IntArray]] = field(
         default_factory=dict, repr=False
     )
+    _domain_cache: dict[str, Domains] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.hosts)
@@ -150,6 +168,30 @@ class HostTable:
     @cached_property
     def any_dedicated(self) -> bool:
         return bool(self.dedicated.any())
+
+    def domains(self, key: str) -> Domains:
+        """Every host's domain under a topology key, as codes (cached per key)."""
+        cached = self._domain_cache.get(key)
+        if cached is None:
+            if key == TOPOLOGY_HOST:
+                cached = Domains(np.arange(len(self), dtype=np.int64), self.names)
+            elif key == TOPOLOGY_RACK:
+                cached = Domains(self.rack, tuple(self.rack_codes))
+            else:
+                values: dict[str, int] = {}
+                per_set = [
+                    -1 if (v := labels.get(key)) is None else values.setdefault(v, len(values))
+                    for labels in self.label_sets
+                ]
+                code = (
+                    np.asarray(per_set, dtype=np.int64)[self.label_sig]
+                    if len(self)
+                    else (np.zeros(0, dtype=np.int64))
+                )
+                cached = Domains(code, tuple(values))
+            if len(self._domain_cache) < 64:
+                self._domain_cache[key] = cached
+        return cached
 
     def name_matches(self, pattern: str) -> BoolArray:
         """Unanchored search of every host name, cached per pattern for later requests."""

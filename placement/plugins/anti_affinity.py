@@ -1,7 +1,8 @@
 """Filter 15: spread the VMs of an anti-affinity group, like Nova server groups.
 
-Scope host: no two VMs of the group on one host. Scope rack: none on a host whose non-null rack
-already holds one; a host without a rack falls back to host scope.
+`anti_affinity_scope` is any topology key (`host`, `rack`, a label key): no VM on a host whose
+domain under that key already holds one of the group. A host that lacks the key falls back to
+host scope: it conflicts only when it holds a VM of the group itself.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ import numpy as np
 
 from ..framework import RequestContext, codes
 from ..models import Host
-from ..names import ANTI_AFFINITY, ANTI_AFFINITY_CONFLICT
+from ..names import ANTI_AFFINITY, ANTI_AFFINITY_CONFLICT, TOPOLOGY_HOST
 from ..table import HostTable, IntArray
+from ..topology import domain_of
 
 
 class AntiAffinity:
@@ -21,8 +23,8 @@ class AntiAffinity:
     def filter_host(self, ctx: RequestContext, host: Host) -> str | None:
         if host.name in ctx.group_hosts:
             return ANTI_AFFINITY_CONFLICT
-        by_rack = ctx.request.anti_affinity_scope == "rack"
-        if by_rack and host.rack is not None and host.rack in ctx.group_racks:
+        domain = domain_of(host, ctx.request.anti_affinity_scope)
+        if domain is not None and domain in ctx.group_domains:
             return ANTI_AFFINITY_CONFLICT
         return None
 
@@ -34,7 +36,8 @@ class AntiAffinity:
             i = table.index.get(name)
             if i is not None:
                 mask[i] = True
-        if ctx.request.anti_affinity_scope == "rack" and ctx.group_racks:
-            racks = [table.rack_codes[r] for r in ctx.group_racks]
-            mask |= np.isin(table.rack, racks)
+        if ctx.group_domains and ctx.request.anti_affinity_scope != TOPOLOGY_HOST:
+            domains = table.domains(ctx.request.anti_affinity_scope)
+            taken = [domains.lookup[d] for d in ctx.group_domains]
+            mask |= np.isin(domains.code, taken)
         return codes(mask)

@@ -21,7 +21,7 @@ def term_matches(term: Sequence[MatchExpression], labels: dict[str, str]) -> boo
     return all(expr.matches(labels) for expr in term)
 
 
-def _reason(request: VmRequest, labels: dict[str, str]) -> int:
+def label_reason(request: VmRequest, labels: dict[str, str]) -> int:
     """0 passes, 1 selector mismatch, 2 required affinity mismatch."""
     if any(labels.get(k) != v for k, v in request.node_selector.items()):
         return 1
@@ -45,7 +45,7 @@ class NodeAffinity:
     reasons = (NODE_SELECTOR_MISMATCH, NODE_AFFINITY_MISMATCH)
 
     def filter_host(self, ctx: RequestContext, host: Host) -> str | None:
-        code = _reason(ctx.request, host.labels)
+        code = label_reason(ctx.request, host.labels)
         return self.reasons[code - 1] if code else None
 
     def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
@@ -54,7 +54,7 @@ class NodeAffinity:
             request.node_affinity and request.node_affinity.required
         ):
             return None
-        return per_signature(table.label_sig, [_reason(request, s) for s in table.label_sets])
+        return per_signature(table.label_sig, [label_reason(request, s) for s in table.label_sets])
 
     def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None:
         if not (ctx.request.node_affinity and ctx.request.node_affinity.preferred):

@@ -59,6 +59,44 @@ def test_nothing_fits_is_an_answer_not_a_failure() -> None:
     assert set(out["rejected"].values()) == {"pool_mismatch"}
 
 
+SPREAD = {"topology_key": "zone", "max_skew": 1, "when_unsatisfiable": "DoNotSchedule"}
+ZONED: dict[str, Any] = {
+    "hosts": [{**h, "labels": {"zone": "ab"[i % 2]}} for i, h in enumerate(HOSTS)],
+    "existing_vms": [
+        {"name": "node-7", "host": "h3"},
+        {"name": "web-0", "host": "h1", "group": "web"},
+    ],
+    "request": {
+        "name": "web-1",
+        "cpu": 4,
+        "memory_mb": 4096,
+        "topology_spread": [{**SPREAD, "group": "web"}],
+        "near": {"vm": "node-7", "topology_key": "zone", "required": False},
+    },
+}
+
+
+def test_spread_and_near_in_json() -> None:
+    result = run(stdin=json.dumps(ZONED))
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    # Zone b holds web-0 (h1): the spread closes b, so near (b) can only be preferred.
+    assert out["rejected"] == {"h1": "topology_spread_violation", "h3": "topology_spread_violation"}
+    assert out["host"] == "h0"
+    assert out["scores"]["h0"]["Near"] == 0
+    assert out["topology"]["domains"] == {"zone": "a"}
+    assert out["topology"]["near"]["domain"] == "b"
+
+
+def test_an_unknown_near_is_an_answer() -> None:
+    doc = {**ZONED, "existing_vms": []}
+    result = run("--explain", stdin=json.dumps(doc))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        "near_unknown: vm 'node-7' is not among the existing VMs"
+    )
+
+
 def test_explain_prints_the_table() -> None:
     result = run("--explain", stdin=json.dumps(DOC))
     assert result.returncode == 0
@@ -88,6 +126,10 @@ def test_a_policy_file_replaces_the_inputs_policy(tmp_path: Path) -> None:
         ({**DOC, "hosts": [HOSTS[0], HOSTS[0]]}, "duplicate host name 'h0'"),
         ({**DOC, "policy": {"plugin_weights": {"Nope": 1}}}, "policy.plugin_weights.Nope:"),
         ([1, 2], "input: expected a JSON object"),
+        (
+            {**DOC, "request": {**DOC["request"], "topology_spread": [SPREAD]}},
+            "request.topology_spread: Value error, constraint 0 names no group",
+        ),
     ],
     ids=[
         "a host field of the wrong type",
@@ -96,6 +138,7 @@ def test_a_policy_file_replaces_the_inputs_policy(tmp_path: Path) -> None:
         "duplicate host names",
         "an unknown plugin in the input's policy",
         "not an object",
+        "a spread constraint without a group",
     ],
 )
 def test_invalid_input_exits_2_with_one_line(doc: Any, message: str) -> None:

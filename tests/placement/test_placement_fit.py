@@ -47,3 +47,25 @@ def test_vm_ids_do_not_make_a_request_impossible() -> None:
 
 def test_an_empty_inventory_never_fits() -> None:
     assert not largest_fit_possible(placement_input([]))
+
+
+def test_a_full_spread_could_still_fit_later() -> None:
+    hosts = [host("h1", labels={"zone": "a"}), host("h2", labels={"zone": "b"}, cpu_capacity=2)]
+    spread = {"topology_key": "zone", "max_skew": 1, "when_unsatisfiable": "DoNotSchedule"}
+    req = request(topology_spread=[{**spread, "group": "web"}])
+    existing = [{"name": "web-0", "host": "h1", "group": "web"}]
+    assert largest_fit_possible(placement_input(hosts, req, existing_vms=existing))
+
+
+def test_near_keeps_the_wanted_domain_when_emptied() -> None:
+    hosts = [
+        host("h1", labels={"zone": "a"}, cpu_capacity=2),
+        host("h2", labels={"zone": "b"}),
+    ]
+    existing = [{"name": "node-1", "host": "h1"}]
+    near = {"vm": "node-1", "topology_key": "zone"}
+    assert not largest_fit_possible(
+        placement_input(hosts, request(near=near), existing_vms=existing)
+    )
+    preferred = request(near={**near, "required": False})
+    assert largest_fit_possible(placement_input(hosts, preferred, existing_vms=existing))

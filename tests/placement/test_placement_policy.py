@@ -36,6 +36,8 @@ def test_a_full_policy_loads(tmp_path: Path) -> None:
         "NodeResourcesBalancedAllocation": 1,
         "TaintToleration": 1,
         "NodeAffinity": 2,
+        "PodTopologySpread": 2,
+        "Near": 2,
         "ResourceThreshold": 4,
     }
     assert policy.allocation_ratios.cpu == 4.0 and policy.allocation_ratios.memory_mb == 1.0

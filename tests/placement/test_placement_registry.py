@@ -102,7 +102,7 @@ def test_a_plugin_must_carry_its_registered_name(registry: PluginRegistry) -> No
 
 def test_the_installed_registry_holds_every_builtin() -> None:
     names = default_registry().names()
-    assert names[:10] == [
+    assert names[:12] == [
         "NodeUnschedulable",
         "NodeName",
         "Pool",
@@ -112,5 +112,7 @@ def test_the_installed_registry_holds_every_builtin() -> None:
         "NodeAffinity",
         "NodeResourcesFit",
         "AntiAffinity",
+        "PodTopologySpread",
+        "Near",
         "NodeResourcesBalancedAllocation",
     ]
