@@ -10,24 +10,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import AsyncGenerator, Iterator, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
 import httpx2
 import msgspec
 from lightkube import ApiError, AsyncClient, ConfigError, KubeConfig
+from lightkube.models.core_v1 import EventSource, ObjectReference
 from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.core_v1 import Node, Pod
+from lightkube.resources.core_v1 import Event, Node
 from lightkube.types import PatchType
 from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from .kube_drain import DrainNodeInput, DrainNodeResult, drain_node
 from .timeouts import QuietHeartbeat, heartbeat_interval
 
+__all__ = ["DrainNodeInput", "DrainNodeResult", "KubernetesActivities"]
+
 SPARE_LABEL = "virtflow.io/spare"
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+# The `source.component` of the Events virtflow records on its Nodes.
+EVENT_SOURCE = "virtflow"
 # Startup taints that mean "not ready for workloads yet", whatever the Ready condition says.
 BLOCKING_TAINTS = (
     "node.kubernetes.io/not-ready",
@@ -58,22 +65,6 @@ class NodeReadyResult(BaseModel):
 
 class NodeNameInput(BaseModel):
     node_name: str
-
-
-class DrainNodeInput(BaseModel):
-    node_name: str
-    timeout_seconds: int = Field(ge=0)
-    # Default: a release never hangs on a disruption budget; report what stayed instead.
-    fail_on_timeout: bool = False
-    retry_interval_seconds: float = Field(default=2.0, gt=0)
-
-
-class DrainNodeResult(BaseModel):
-    evicted: list[str] = Field(default_factory=list)
-    # Could not be evicted before the timeout (disruption budget, API errors).
-    skipped: list[str] = Field(default_factory=list)
-    # Left alone on purpose, as `kubectl drain` does: DaemonSet-owned and mirror pods.
-    ignored: list[str] = Field(default_factory=list)
 
 
 def readiness_gaps(node: Node | Mapping[str, Any] | None) -> list[str]:
@@ -134,19 +125,6 @@ def _classified(ignore: frozenset[int] = frozenset()) -> Iterator[None]:
         if (permanent := _permanent(exc)) is not None:
             raise permanent from exc
         raise
-
-
-def _pod_key(pod: Pod) -> str:
-    return f"{pod.metadata.namespace}/{pod.metadata.name}" if pod.metadata else "?"
-
-
-def _left_alone(pod: Pod) -> bool:
-    meta = pod.metadata
-    if meta is None:
-        return False
-    if MIRROR_ANNOTATION in (meta.annotations or {}):
-        return True
-    return any(ref.kind == "DaemonSet" for ref in meta.ownerReferences or [])
 
 
 class _Progress:
@@ -298,61 +276,41 @@ class KubernetesActivities:
 
     @activity.defn
     async def drain_node(self, inp: DrainNodeInput) -> DrainNodeResult:
-        """Evict every pod but DaemonSet and mirror pods; retry refusals until the timeout."""
-        client = self._kube()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + inp.timeout_seconds
+        """Evict every pod but DaemonSet and mirror pods and wait until they are gone; retry
+        refusals until the timeout, then apply the drain policy (see activities/kube_drain)."""
         with _classified():
-            pods = [
-                p
-                async for p in client.list(
-                    Pod, namespace="*", fields={"spec.nodeName": inp.node_name}
-                )
-            ]
-        ignored = sorted(_pod_key(p) for p in pods if _left_alone(p))
-        pending = {_pod_key(p): p for p in pods if not _left_alone(p)}
-        evicted: list[str] = []
-        beats = QuietHeartbeat()
-        flush = asyncio.create_task(beats.flush_after_quiet())
-        try:
-            while True:
-                for key, pod in list(pending.items()):
-                    if await self._evict(pod):
-                        evicted.append(key)
-                        del pending[key]
-                remaining = deadline - loop.time()
-                if not pending or remaining <= 0:
-                    break  # the result says the rest: no heartbeat
-                beats.beat({"evicted": list(evicted), "pending": sorted(pending)})
-                pause = min(inp.retry_interval_seconds, remaining, heartbeat_interval(5))
-                await asyncio.sleep(pause)
-        finally:
-            flush.cancel()
-        result = DrainNodeResult(evicted=sorted(evicted), skipped=sorted(pending), ignored=ignored)
-        if pending and inp.fail_on_timeout:
-            raise ApplicationError(
-                f"drain of {inp.node_name} timed out after {inp.timeout_seconds} s; "
-                f"not evicted: {', '.join(result.skipped)}",
-                result.model_dump(),
-                type="DrainTimeout",
-                non_retryable=True,
+            result = await drain_node(self._kube(), inp)
+        if result.blocked_by:
+            budgets = ", ".join(b.describe() for b in result.blocked_by)
+            await self._record_event(
+                inp.node_name, "DrainBlocked", f"virtflow: drain blocked by {budgets}", "Warning"
             )
+        await self._record_event(
+            inp.node_name, f"Drain{result.outcome.value.title()}", result.summary()
+        )
         return result
 
-    async def _evict(self, pod: Pod) -> bool:
-        """True when the pod is gone; False when it should be tried again later."""
-        assert pod.metadata is not None and pod.metadata.name is not None
-        name, namespace = pod.metadata.name, pod.metadata.namespace
-        eviction = Pod.Eviction(metadata=ObjectMeta(name=name, namespace=namespace))
-        try:
-            with _classified():
-                await self._kube().create(eviction, name, namespace=namespace)
-        except httpx2.HTTPStatusError as exc:
-            # 404: gone already, what a drain wants. 429 disruption budget, 5xx: next round.
-            return _status_code(exc) == 404
-        except (httpx2.HTTPError, OSError):
-            return False
-        return True
+    async def _record_event(
+        self, node_name: str, reason: str, message: str, kind: str = "Normal"
+    ) -> None:
+        """An Event on the Node, so `kubectl describe node` shows what virtflow did. Best
+        effort: an Event that cannot be written never fails the step it describes."""
+        now = datetime.now(UTC)
+        event = Event(
+            metadata=ObjectMeta(name=f"{node_name}.{uuid.uuid4().hex[:16]}", namespace="default"),
+            involvedObject=ObjectReference(kind="Node", name=node_name, apiVersion="v1"),
+            reason=reason,
+            message=message[:1024],
+            type=kind,
+            source=EventSource(component=EVENT_SOURCE),
+            firstTimestamp=now,
+            lastTimestamp=now,
+            count=1,
+            reportingComponent=EVENT_SOURCE,
+            reportingInstance=activity.info().activity_id if activity.in_activity() else "",
+        )
+        with contextlib.suppress(ApiError, httpx2.HTTPError, OSError):
+            await self._kube().create(event)
 
     @activity.defn
     async def delete_node(self, inp: NodeNameInput) -> None:

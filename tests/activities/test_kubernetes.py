@@ -13,6 +13,7 @@ from lightkube.resources.core_v1 import Node
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
+from activities.kube_drain import DrainOutcome, DrainPolicy
 from activities.kubernetes import (
     SPARE_LABEL,
     DrainNodeInput,
@@ -21,6 +22,7 @@ from activities.kubernetes import (
     WaitNodeReadyInput,
     readiness_gaps,
 )
+from lab.kube_pods import SHUTDOWN_ANNOTATION
 from lab.kube_testing import KubeLab, eventually, kube_lab
 
 NOT_READY = ["Ready=False (KubeletNotReady)", "taint node.kubernetes.io/not-ready"]
@@ -219,7 +221,7 @@ async def test_wait_relists_after_410_gone(lab: KubeLab, acts: KubernetesActivit
     assert beats.saw(["taint node.kubernetes.io/not-ready"])  # Ready, but the taint lingered
 
 
-async def test_drain_evicts_and_skips_a_blocked_pod_after_the_timeout(
+async def test_drain_evicts_and_names_the_budget_that_blocks_a_pod(
     lab: KubeLab, acts: KubernetesActivities
 ) -> None:
     await lab.kubelet.vm_started("vm1", None, {})
@@ -228,11 +230,55 @@ async def test_drain_evicts_and_skips_a_blocked_pod_after_the_timeout(
     lab.api.store.create("pods", "kube-system", _pod("static", "vm1", mirror=True))
     inp = DrainNodeInput(node_name="vm1", timeout_seconds=1, retry_interval_seconds=0.1)
     result = await Heartbeats().env.run(acts.drain_node, inp)
+    assert (result.outcome, result.policy) == (DrainOutcome.BLOCKED, DrainPolicy.FAIL)
     assert result.evicted == ["default/free"]
     assert result.skipped == ["default/workload-vm1"]
     assert result.ignored == ["kube-system/kube-proxy-vm1", "kube-system/static"]
+    [budget] = result.blocked_by
+    assert (budget.namespace, budget.name, budget.disruptions_allowed) == (
+        "default",
+        "lab-block-workload-vm1",
+        0,
+    )
+    assert budget.pods == ["default/workload-vm1"]
+    assert "needs 1 healthy pods and has 1 currently" in budget.message
     assert lab.api.store.get("pods", "default", "free") is None
     assert lab.api.store.get("pods", "default", "workload-vm1") is not None
+    reasons = {e["reason"]: e for e in lab.api.store.list("events", "default")}
+    assert "lab-block-workload-vm1" in reasons["DrainBlocked"]["message"]
+    assert reasons["DrainBlocked"]["source"]["component"] == "virtflow"
+
+
+async def test_drain_waits_until_an_evicted_pod_is_gone(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    """Accepted is not gone: the pod takes its 3 s grace period, and the drain waits it out."""
+    await lab.kubelet.vm_started("vm1", None, {})
+    slow = _pod("slow", "vm1")
+    slow["metadata"]["annotations"] = {SHUTDOWN_ANNOTATION: "600"}
+    slow["spec"]["terminationGracePeriodSeconds"] = 3
+    lab.api.store.create("pods", "default", slow)
+    beats = Heartbeats()
+    inp = DrainNodeInput(node_name="vm1", timeout_seconds=30, retry_interval_seconds=0.1)
+    result = await beats.env.run(acts.drain_node, inp)
+    assert result.outcome == DrainOutcome.DRAINED
+    assert result.evicted == ["default/slow", "default/workload-vm1"]
+    assert lab.api.store.get("pods", "default", "slow") is None  # gone, not just accepted
+    assert any(b and b["terminating"] == ["default/slow"] for b in beats.seen)
+
+
+async def test_a_pod_still_terminating_at_the_timeout_is_not_counted_as_gone(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    await lab.kubelet.vm_started("vm1", None, {})
+    slow = _pod("slow", "vm1")
+    slow["metadata"]["annotations"] = {SHUTDOWN_ANNOTATION: "600"}
+    slow["spec"]["terminationGracePeriodSeconds"] = 600
+    lab.api.store.create("pods", "default", slow)
+    inp = DrainNodeInput(node_name="vm1", timeout_seconds=1, retry_interval_seconds=0.1)
+    result = await Heartbeats().env.run(acts.drain_node, inp)
+    assert (result.outcome, result.skipped) == (DrainOutcome.BLOCKED, ["default/slow"])
+    assert result.blocked_by == []
 
 
 async def test_drain_retries_429_until_the_budget_allows(
@@ -243,10 +289,16 @@ async def test_drain_retries_429_until_the_budget_allows(
     beats = Heartbeats()
     inp = DrainNodeInput(node_name="vm1", timeout_seconds=30, retry_interval_seconds=0.05)
     draining = asyncio.create_task(beats.env.run(acts.drain_node, inp))
-    await eventually(lambda: beats.saw({"evicted": [], "pending": ["default/workload-vm1"]}))
+
+    def blocked() -> bool:
+        return any(
+            b and b["pending"] == ["default/workload-vm1"] and b["blocked_by"] for b in beats.seen
+        )
+
+    await eventually(blocked)
     lab.api.unblock_eviction("default", "workload-vm1")
     result = await asyncio.wait_for(draining, 10)
-    assert (result.evicted, result.skipped) == (["default/workload-vm1"], [])
+    assert (result.evicted, result.skipped, result.blocked_by) == (["default/workload-vm1"], [], [])
 
 
 @pytest.mark.parametrize("workload", [True, False], ids=["evicted at once", "nothing to evict"])
@@ -265,18 +317,20 @@ async def test_a_drain_done_in_one_round_sends_no_heartbeat(
     assert beats.seen == []
 
 
-async def test_drain_can_be_told_to_fail_on_timeout(
+async def test_force_deletes_what_the_budget_holds_and_says_so(
     lab: KubeLab, acts: KubernetesActivities
 ) -> None:
     await lab.kubelet.vm_started("vm1", None, {})
     lab.api.block_eviction("default", "workload-vm1")
     inp = DrainNodeInput(
-        node_name="vm1", timeout_seconds=0, fail_on_timeout=True, retry_interval_seconds=0.05
+        node_name="vm1", timeout_seconds=0, policy=DrainPolicy.FORCE, retry_interval_seconds=0.05
     )
-    with pytest.raises(ApplicationError) as failed:
-        await Heartbeats().env.run(acts.drain_node, inp)
-    assert (failed.value.type, failed.value.non_retryable) == ("DrainTimeout", True)
-    assert failed.value.details[0]["skipped"] == ["default/workload-vm1"]
+    result = await Heartbeats().env.run(acts.drain_node, inp)
+    assert result.outcome == DrainOutcome.FORCED
+    assert (result.evicted, result.deleted, result.skipped) == ([], ["default/workload-vm1"], [])
+    assert [b.name for b in result.blocked_by] == ["lab-block-workload-vm1"]
+    assert "deleted past their budgets: default/workload-vm1" in result.summary()
+    assert lab.api.store.get("pods", "default", "workload-vm1") is None
 
 
 async def test_cordon_and_delete_are_idempotent(lab: KubeLab, acts: KubernetesActivities) -> None:
