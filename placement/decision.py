@@ -22,6 +22,7 @@ import numpy as np
 
 from .names import NO_HOST_FITS
 from .table import IntArray, ObjectArray, object_array
+from .topology import PlacedTopology
 
 # Distinct score rows are found with a lookup table of at most this many entries; wider score
 # ranges (site plugins) fall back to a sort.
@@ -43,9 +44,8 @@ class Decision:
     detail: str = ""  # the reason of a VM id shortage
     # `names` as an object array (HostTable.name_array); built from `names` when not given.
     name_array: ObjectArray | None = field(default=None, repr=False)
-    # The request's topology and the chosen host's domains (topology.chosen_topology); None
-    # when the request names no topology.
-    topology: dict[str, Any] | None = None
+    # The request's topology and the chosen host's domains; None when it names no topology.
+    topology: PlacedTopology | None = None
 
     @cached_property
     def rejected(self) -> dict[str, str]:
@@ -105,7 +105,7 @@ class Decision:
             "scores": self.scores,
         }
         if self.topology is not None:
-            out["topology"] = self.topology
+            out["topology"] = self.topology.model_dump()
         return out
 
     def _ranking(self) -> IntArray:

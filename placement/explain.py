@@ -52,7 +52,8 @@ def _request_line(inp: PlacementInput) -> str:
         )
     if r.near is not None:
         how = "required" if r.near.required else "preferred"
-        parts.append(f"near {r.near.vm} by {r.near.topology_key} ({how})")
+        who = r.near.vm if r.near.vm is not None else f"node {r.near.node}"
+        parts.append(f"near {who} by {r.near.topology_key} ({how})")
     return f"request {r.name}: " + ", ".join(parts)
 
 

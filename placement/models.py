@@ -208,6 +208,12 @@ class ExistingVm(BaseModel):
     name: str
     host: str
     group: str | None = None
+    # The Kubernetes Node this VM runs as, when it differs from the VM's name.
+    node: str | None = None
+
+    @property
+    def node_name(self) -> str:
+        return self.node or self.name
 
 
 class TopologySpreadConstraint(BaseModel):
@@ -224,13 +230,26 @@ class TopologySpreadConstraint(BaseModel):
 
 
 class Near(BaseModel):
-    """Place the VM in the domain of the host of an existing VM (the node it replaces)."""
+    """Place the VM in the domain of the host of an existing VM (the node it replaces), named
+    by the VM or by its Kubernetes Node (an existing VM whose `node`, else whose name, it is)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    vm: str = Field(min_length=1)
+    vm: str | None = Field(default=None, min_length=1)
+    node: str | None = Field(default=None, min_length=1)
     topology_key: TopologyKey
     required: bool = True
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Near:
+        if (self.vm is None) == (self.node is None):
+            raise ValueError("name either vm or node (exactly one)")
+        return self
+
+    @property
+    def target(self) -> str:
+        """`vm x` or `node x`, for messages."""
+        return f"vm {self.vm!r}" if self.vm is not None else f"node {self.node!r}"
 
 
 class VmRequest(BaseModel):

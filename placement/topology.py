@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from pydantic import BaseModel, Field
 
 from .models import ExistingVm, Host, Near, VmRequest
 from .names import TOPOLOGY_HOST, TOPOLOGY_RACK
@@ -18,11 +19,52 @@ from .table import HostTable
 
 @dataclass(frozen=True)
 class NearDomain:
-    """The host of the VM that `near` names and its domain; `problem` says why it is unknown."""
+    """The VM that `near` names, its host and domain; `problem` says why the domain is unknown."""
 
+    vm: str | None
     host: str | None
     domain: str | None
     problem: str
+
+
+class NearRecord(BaseModel):
+    """What `near` asked for: the VM (found from the Node when a Node was named), its host and
+    the domain wanted."""
+
+    vm: str | None = None
+    node: str | None = None
+    topology_key: str
+    required: bool
+    host: str | None = None
+    domain: str | None = None
+
+
+class PlacedTopology(BaseModel):
+    """The chosen host's domain under every topology key the request names (None: no host, or
+    the host lacks the key), and what `near` asked for: requested and actual side by side."""
+
+    domains: dict[str, str | None] = Field(default_factory=dict)
+    near: NearRecord | None = None
+
+    @property
+    def near_met(self) -> bool | None:
+        """Whether the chosen host is in the domain `near` wanted (None without near)."""
+        if self.near is None:
+            return None
+        actual = self.domains.get(self.near.topology_key)
+        return actual is not None and actual == self.near.domain
+
+    def describe(self) -> str:
+        """One line: `topology.kubernetes.io/zone=lab-a, rack=r1; near node w-7 wanted
+        topology.kubernetes.io/zone=lab-a (met)`."""
+        parts = [describe_domain(k, d) for k, d in self.domains.items()]
+        text = ", ".join(parts)
+        if self.near is not None:
+            who = f"node {self.near.node}" if self.near.node else f"vm {self.near.vm}"
+            wanted = describe_domain(self.near.topology_key, self.near.domain)
+            met = "met" if self.near_met else "not met"
+            text += f"; near {who} wanted {wanted} ({met})"
+        return text
 
 
 def domain_of(host: Host, key: str) -> str | None:
@@ -34,9 +76,12 @@ def domain_of(host: Host, key: str) -> str | None:
     return host.labels.get(key)
 
 
-def find_vm(existing_vms: Sequence[ExistingVm], name: str) -> ExistingVm | None:
-    """The first existing VM of that name (names identify VMs; a repeat is the same VM)."""
-    return next((vm for vm in existing_vms if vm.name == name), None)
+def find_near_vm(existing_vms: Sequence[ExistingVm], near: Near) -> ExistingVm | None:
+    """The first existing VM that `near` names: by VM name, or by the Node it runs as (its
+    `node`, else its name: virtflow names a VM after its Node). A repeat is the same VM."""
+    if near.vm is not None:
+        return next((vm for vm in existing_vms if vm.name == near.vm), None)
+    return next((vm for vm in existing_vms if vm.node_name == near.node), None)
 
 
 def describe_domain(key: str, domain: str | None) -> str:
@@ -46,43 +91,42 @@ def describe_domain(key: str, domain: str | None) -> str:
 
 def near_domain(near: Near, existing_vms: Sequence[ExistingVm], table: HostTable) -> NearDomain:
     """The domain `near` asks for, or why it is unknown (then no host can be judged near)."""
-    vm = find_vm(existing_vms, near.vm)
+    vm = find_near_vm(existing_vms, near)
     key = near.topology_key
     if vm is None:
-        return NearDomain(None, None, f"vm {near.vm!r} is not among the existing VMs")
+        return NearDomain(None, None, None, f"{near.target} is not among the existing VMs")
+    where = f"host {vm.host!r} of vm {vm.name!r}"
     i = table.index.get(vm.host)
     if i is None:
-        return NearDomain(
-            vm.host, None, f"host {vm.host!r} of vm {near.vm!r} is not in the inventory"
-        )
+        return NearDomain(vm.name, vm.host, None, f"{where} is not in the inventory")
     domain = domain_of(table.hosts[i], key)
     if domain is None:
-        return NearDomain(
-            vm.host, None, f"host {vm.host!r} of vm {near.vm!r} has no {near.topology_key}"
-        )
-    return NearDomain(vm.host, domain, "")
+        return NearDomain(vm.name, vm.host, None, f"{where} has no {key}")
+    return NearDomain(vm.name, vm.host, domain, "")
 
 
 def chosen_topology(
     request: VmRequest, host: Host | None, wanted: NearDomain | None
-) -> dict[str, Any] | None:
-    """What the request asked of the topology and where the chosen host is, for the record:
-    the chosen host's domain under every key the request names, and the domain `near` wanted.
+) -> PlacedTopology | None:
+    """The record of what the request asked of the topology and where the chosen host is.
     None when the request names no topology beyond plain host anti-affinity."""
     keys = [c.topology_key for c in request.topology_spread]
     if request.anti_affinity_group is not None and request.anti_affinity_scope != TOPOLOGY_HOST:
         keys.append(request.anti_affinity_scope)
-    if request.near is not None:
-        keys.append(request.near.topology_key)
+    near = request.near
+    if near is not None:
+        keys.append(near.topology_key)
     if not keys:
         return None
-    out: dict[str, Any] = {
-        "domains": {k: None if host is None else domain_of(host, k) for k in dict.fromkeys(keys)}
-    }
-    if request.near is not None:
-        out["near"] = {
-            **request.near.model_dump(),
-            "host": None if wanted is None else wanted.host,
-            "domain": None if wanted is None else wanted.domain,
-        }
-    return out
+    domains = {k: None if host is None else domain_of(host, k) for k in dict.fromkeys(keys)}
+    record = None
+    if near is not None:
+        record = NearRecord(
+            vm=None if wanted is None else wanted.vm,
+            node=near.node,
+            topology_key=near.topology_key,
+            required=near.required,
+            host=None if wanted is None else wanted.host,
+            domain=None if wanted is None else wanted.domain,
+        )
+    return PlacedTopology(domains=domains, near=record)

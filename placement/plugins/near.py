@@ -35,7 +35,7 @@ def not_near_detail(ctx: RequestContext, host: Host) -> str:
     target = wanted(ctx)
     want = describe_domain(near.topology_key, target.domain)
     have = describe_domain(near.topology_key, domain_of(host, near.topology_key))
-    return f"wants {want} (host {target.host} of {near.vm}), has {have}"
+    return f"wants {want} (host {target.host} of {target.vm}), has {have}"
 
 
 def _same_domain(ctx: RequestContext, table: HostTable) -> BoolArray:

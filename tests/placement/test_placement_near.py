@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from factories import decide, host, placement_input, request
+from pydantic import ValidationError
 
 ZONE = "topology.kubernetes.io/zone"
 REPLACED = [{"name": "node-3", "host": "old", "group": None}]
@@ -116,12 +117,49 @@ def test_the_decision_records_the_wanted_and_the_actual_domain() -> None:
         "domains": {"rack": "r2", ZONE: "a"},
         "near": {
             "vm": "node-3",
+            "node": None,
             "topology_key": ZONE,
             "required": False,
             "host": "old",
             "domain": "a",
         },
     }
+    assert decision.topology is not None and decision.topology.near_met
+    assert decision.topology.describe() == (
+        f"rack=r2, {ZONE}=a; near vm node-3 wanted {ZONE}=a (met)"
+    )
+
+
+def test_a_node_names_the_vm_it_runs_as() -> None:
+    existing = [
+        {"name": "vm-17", "host": "b-empty", "node": "worker-7"},
+        {"name": "worker-7", "host": "a-big"},
+    ]
+    req = request(near={"node": "worker-7", "topology_key": ZONE})
+    decision = decide(placement_input(site(), req, existing_vms=existing))
+    # vm-17 runs as Node worker-7; the VM merely named worker-7 is not that Node.
+    assert decision.host == "b-empty"
+    assert decision.topology is not None and decision.topology.near is not None
+    assert (decision.topology.near.vm, decision.topology.near.host) == ("vm-17", "b-empty")
+
+
+def test_a_node_is_a_vm_of_the_same_name_by_default() -> None:
+    req = request(near={"node": "node-3", "topology_key": ZONE})
+    decision = decide(placement_input(site(), req, existing_vms=REPLACED))
+    assert decision.host == "a-big"
+
+
+def test_an_unknown_node_is_near_unknown() -> None:
+    req = request(near={"node": "worker-9", "topology_key": ZONE, "required": False})
+    decision = decide(placement_input(site(), req, existing_vms=REPLACED))
+    assert decision.summary == "near_unknown: node 'worker-9' is not among the existing VMs"
+    assert decision.topology is not None and decision.topology.near_met is False
+
+
+@pytest.mark.parametrize("target", [{}, {"vm": "a", "node": "b"}], ids=["neither", "both"])
+def test_near_names_a_vm_or_a_node(target: dict[str, str]) -> None:
+    with pytest.raises(ValidationError, match="exactly one"):
+        request(near={**target, "topology_key": ZONE})
 
 
 def test_a_request_without_topology_has_no_topology_record() -> None:
