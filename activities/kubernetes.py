@@ -28,11 +28,24 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from .kube_drain import DrainNodeInput, DrainNodeResult, drain_node
+from .kube_health import (
+    NodeHealthResult,
+    WatchNodeHealthInput,
+    health_problems,
+    watch_node_health,
+)
 from .timeouts import QuietHeartbeat, heartbeat_interval
 
-__all__ = ["DrainNodeInput", "DrainNodeResult", "KubernetesActivities"]
+__all__ = [
+    "DrainNodeInput",
+    "DrainNodeResult",
+    "KubernetesActivities",
+    "NodeHealthResult",
+    "WatchNodeHealthInput",
+]
 
 SPARE_LABEL = "virtflow.io/spare"
+CLUSTER_LABEL = "virtflow.io/cluster"
 # The `source.component` of the Events virtflow records on its Nodes.
 EVENT_SOURCE = "virtflow"
 # Startup taints that mean "not ready for workloads yet", whatever the Ready condition says.
@@ -65,6 +78,16 @@ class NodeReadyResult(BaseModel):
 
 class NodeNameInput(BaseModel):
     node_name: str
+
+
+class ClusterSparesInput(BaseModel):
+    cluster: str
+
+
+class UnhealthySparesResult(BaseModel):
+    cluster: str
+    total: int
+    unhealthy: list[str] = Field(default_factory=list)
 
 
 def readiness_gaps(node: Node | Mapping[str, Any] | None) -> list[str]:
@@ -289,6 +312,34 @@ class KubernetesActivities:
             inp.node_name, f"Drain{result.outcome.value.title()}", result.summary()
         )
         return result
+
+    @activity.defn
+    async def watch_node_health(self, inp: WatchNodeHealthInput) -> NodeHealthResult:
+        """While a spare is held: return once its Node has been unhealthy for the configured
+        time (or, with until="healthy", once it is healthy again). Heartbeats meanwhile;
+        cancelled when the hold ends."""
+        result = await watch_node_health(self._kube(), inp, _permanent)
+        if not result.healthy:
+            await self._record_event(
+                inp.node_name,
+                "SpareUnhealthy",
+                f"virtflow: unhealthy for {inp.unhealthy_after_seconds:g} s: {result.reason}",
+                "Warning",
+            )
+        return result
+
+    @activity.defn
+    async def count_unhealthy_spares(self, inp: ClusterSparesInput) -> UnhealthySparesResult:
+        """The cluster's spare Nodes that are unhealthy right now (the max_unhealthy guard)."""
+        with _classified():
+            listing = self._kube().list(
+                Node, labels={SPARE_LABEL: "true", CLUSTER_LABEL: inp.cluster}
+            )
+            nodes = [n async for n in listing]
+        unhealthy = sorted(
+            n.metadata.name for n in nodes if n.metadata and n.metadata.name and health_problems(n)
+        )
+        return UnhealthySparesResult(cluster=inp.cluster, total=len(nodes), unhealthy=unhealthy)
 
     async def _record_event(
         self, node_name: str, reason: str, message: str, kind: str = "Normal"

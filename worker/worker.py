@@ -99,6 +99,8 @@ def build_activities(
         kube.drain_node,
         kube.delete_node,
         kube.list_spare_nodes,
+        kube.watch_node_health,
+        kube.count_unhealthy_spares,
         notify.plan_notifications,
         notify.deliver_webhook,
         event_bus.publish_event,

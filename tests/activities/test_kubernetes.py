@@ -14,8 +14,11 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.kube_drain import DrainOutcome, DrainPolicy
+from activities.kube_health import WatchNodeHealthInput, health_problems
 from activities.kubernetes import (
+    CLUSTER_LABEL,
     SPARE_LABEL,
+    ClusterSparesInput,
     DrainNodeInput,
     KubernetesActivities,
     NodeNameInput,
@@ -390,3 +393,105 @@ def _pod(name: str, node: str, mirror: bool = False) -> dict[str, Any]:
         "metadata": {"name": name, "annotations": annotations},
         "spec": {"nodeName": node, "containers": [{"name": "c", "image": "lab/c"}]},
     }
+
+
+HEALTH_CASES: list[tuple[str, dict[str, Any] | None, list[str]]] = [
+    ("a ready node is healthy", {"status": {"conditions": [READY]}}, []),
+    (
+        "a cordoned ready node is healthy: the upgrade controller may cordon it",
+        {"spec": {"unschedulable": True}, "status": {"conditions": [READY]}},
+        [],
+    ),
+    (
+        "not ready names the kubelet's reason",
+        {"status": {"conditions": [_cond("Ready", "False", "KubeletNotReady")]}},
+        ["Ready=False (KubeletNotReady)"],
+    ),
+    (
+        "unreachable is Ready=Unknown and its taint",
+        {
+            "spec": {"taints": [{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}]},
+            "status": {"conditions": [_cond("Ready", "Unknown", "NodeStatusUnknown")]},
+        },
+        ["Ready=Unknown (NodeStatusUnknown)", "taint node.kubernetes.io/unreachable"],
+    ),
+    ("a deleted node is not found", None, ["node not found"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("node", "problems"), [c[1:] for c in HEALTH_CASES], ids=[c[0] for c in HEALTH_CASES]
+)
+def test_health_problems(node: dict[str, Any] | None, problems: list[str]) -> None:
+    assert health_problems(node) == problems
+
+
+async def _ready_node(lab: KubeLab, name: str = "vm1", **labels: str) -> None:
+    lab.kubelet.set_behaviour(name, ready_delay=0)
+    await lab.kubelet.vm_started(name, None, labels)
+    await eventually(lambda: not health_problems(lab.api.store.get("nodes", "", name)))
+
+
+async def test_watch_reports_a_node_unhealthy_past_the_deadline(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    await _ready_node(lab)
+    beats = Heartbeats()
+    inp = WatchNodeHealthInput(node_name="vm1", unhealthy_after_seconds=1, poll_hint_seconds=0.2)
+    watching = asyncio.create_task(beats.env.run(acts.watch_node_health, inp))
+    await lab.kubelet.mark_unreachable("vm1")
+    result = await asyncio.wait_for(watching, 20)
+    assert not result.healthy
+    assert (
+        result.reason == "Ready=Unknown (NodeStatusUnknown), taint node.kubernetes.io/unreachable"
+    )
+    assert result.since is not None
+    reasons = {e["reason"] for e in lab.api.store.list("events", "default")}
+    assert "SpareUnhealthy" in reasons
+
+
+async def test_watch_ignores_a_blip_shorter_than_the_deadline(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    await _ready_node(lab)
+    beats = Heartbeats()
+    inp = WatchNodeHealthInput(node_name="vm1", unhealthy_after_seconds=30, poll_hint_seconds=0.2)
+    watching = asyncio.create_task(beats.env.run(acts.watch_node_health, inp))
+    await eventually(
+        lambda: beats.saw({"problems": [], "unhealthy_since": None, "api_error": None})
+    )
+    await lab.kubelet.mark_not_ready("vm1")
+    await eventually(
+        lambda: any(b and b["problems"] == ["Ready=False (KubeletNotReady)"] for b in beats.seen)
+    )
+    await lab.kubelet.mark_ready("vm1")
+    count = len(beats.seen)
+    await eventually(lambda: any(b and b["problems"] == [] for b in beats.seen[count:]), timeout=10)
+    assert not watching.done()
+    beats.env.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await watching
+
+
+async def test_watch_until_healthy_returns_when_the_node_recovers(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    await _ready_node(lab)
+    await lab.kubelet.mark_not_ready("vm1")
+    inp = WatchNodeHealthInput(node_name="vm1", until="healthy", poll_hint_seconds=0.2)
+    watching = asyncio.create_task(Heartbeats().env.run(acts.watch_node_health, inp))
+    await lab.kubelet.mark_ready("vm1")
+    assert (await asyncio.wait_for(watching, 10)).healthy
+
+
+async def test_count_unhealthy_spares_of_one_cluster(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    for name, cluster in (("a1", "a"), ("a2", "a"), ("b1", "b")):
+        await _ready_node(lab, name, **{SPARE_LABEL: "true", CLUSTER_LABEL: cluster})
+    await lab.kubelet.mark_not_ready("a2")
+    await lab.kubelet.mark_unreachable("b1")
+    counted = await ActivityEnvironment().run(
+        acts.count_unhealthy_spares, ClusterSparesInput(cluster="a")
+    )
+    assert (counted.total, counted.unhealthy) == (2, ["a2"])
