@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install dev demo test lint unit bench clean collections test-libvirt chromium kubectl
+.PHONY: install dev demo test lint unit bench clean collections test-libvirt chromium kubectl openapi
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,9 @@ dev: $(STAMP)  ## run the whole stack on the embedded lab, in the foreground
 
 demo: $(STAMP)  ## provision and release one spare end to end, then exit
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/virtflow demo
+
+openapi: $(STAMP)  ## regenerate the checked-in openapi.json (a test keeps it current)
+	$(BIN)/python -m api.openapi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -10,10 +10,12 @@ import hmac
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
-from fastapi import Depends, HTTPException, Request, status
+from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from runtime.settings import Role, Settings
+
+from .errors import ApiError, Code
 
 _bearer = HTTPBearer(auto_error=False)
 
@@ -42,20 +44,12 @@ def require(*roles: Role) -> Callable[..., Awaitable[Role]]:
         if not settings.api_tokens:
             return "operator"
         if credentials is None:
-            raise HTTPException(
-                status.HTTP_401_UNAUTHORIZED,
-                "a bearer token is required",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
+            raise ApiError("a bearer token is required", Code.UNAUTHENTICATED)
         role = role_of(settings, credentials.credentials)
         if role is None:
-            raise HTTPException(
-                status.HTTP_401_UNAUTHORIZED,
-                "unknown token",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
+            raise ApiError("unknown token", Code.UNAUTHENTICATED)
         if role not in roles:
-            raise HTTPException(status.HTTP_403_FORBIDDEN, f"role '{role}' may not do this")
+            raise ApiError(f"role '{role}' may not do this", Code.FORBIDDEN)
         return role
 
     return check

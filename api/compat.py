@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import Literal
 
-from fastapi import APIRouter, Depends, HTTPException, status
+from fastapi import APIRouter, Depends, status
 from pydantic import BaseModel, Field
 from temporalio.client import (
     Client,
@@ -33,11 +33,17 @@ from workflows.schedule_host import (
 )
 
 from .auth import ANY_ROLE, UPGRADE_CONTROLLER
-from .errors import InvalidInput, SpareNotFound
+from .errors import ApiError, Code, InvalidInput, SpareNotFound
+from .inventory_check import check_hosts_exist, inventory_hosts
+from .problems import responses
 from .spare import AppSettings, TemporalClient
 from .spare_ops import QUERY_TIMEOUT, temporal_errors
 
 router = APIRouter(tags=["original scheduler API"])
+_ALWAYS = (
+    Code.INVALID_REQUEST, Code.TEMPORAL_ERROR, Code.TEMPORAL_UNAVAILABLE,
+    Code.UNAUTHENTICATED, Code.FORBIDDEN,
+)  # fmt: skip
 
 
 class ScheduleBody(BaseModel):
@@ -68,7 +74,9 @@ class TaskReleased(BaseModel):
 
 @router.post(
     "/schedule",
+    operation_id="scheduleHost",
     response_model=ScheduleAccepted,
+    responses=responses(*_ALWAYS, Code.UNKNOWN_INVENTORY, Code.UNKNOWN_POOL, Code.BODY_TOO_LARGE),
     summary="Reserve a host (original scheduler API); poll /result/{task_id}",
     dependencies=[Depends(UPGRADE_CONTROLLER)],
 )
@@ -78,8 +86,12 @@ async def schedule(
     if body.inventory not in settings.inventories:
         known = ", ".join(sorted(settings.inventories)) or "none"
         raise InvalidInput(
-            "inventory", f"unknown inventory '{body.inventory}' (configured: {known})"
+            "inventory",
+            f"unknown inventory '{body.inventory}' (configured: {known})",
+            Code.UNKNOWN_INVENTORY,
         )
+    hosts = await inventory_hosts(settings, body.inventory)
+    check_hosts_exist(hosts, body.inventory, body.requested_pool, {}, "requested_pool")
     task_id = uuid.uuid4().hex
     workflow_id = schedule_workflow_id(task_id)
     with temporal_errors(workflow_id):
@@ -119,16 +131,18 @@ async def _task(
         with temporal_errors(workflow_id):
             description = await handle.describe()
     except SpareNotFound:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task '{task_id}'") from None
+        raise ApiError(f"no task '{task_id}'", Code.TASK_NOT_FOUND) from None
     if description.workflow_type != SCHEDULE_HOST:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task '{task_id}'")
+        raise ApiError(f"no task '{task_id}'", Code.TASK_NOT_FOUND)
     run_status = description.status or WorkflowExecutionStatus.RUNNING
     return handle, run_status.name.lower()
 
 
 @router.get(
     "/result/{task_id}",
+    operation_id="getScheduleResult",
     response_model=TaskResult,
+    responses=responses(*_ALWAYS, Code.TASK_NOT_FOUND),
     response_model_exclude_unset=True,
     summary="The host a /schedule task reserved, once it is decided",
     dependencies=[Depends(ANY_ROLE)],
@@ -153,15 +167,17 @@ async def result(task_id: str, client: TemporalClient) -> TaskResult:
 
 @router.delete(
     "/schedule/{task_id}",
+    operation_id="releaseScheduledHost",
     status_code=status.HTTP_202_ACCEPTED,
     response_model=TaskReleased,
+    responses=responses(*_ALWAYS, Code.TASK_NOT_FOUND, Code.TASK_ENDED),
     summary="Free the host a /schedule task holds (the caller's VM now counts itself)",
     dependencies=[Depends(UPGRADE_CONTROLLER)],
 )
 async def release(task_id: str, client: TemporalClient) -> TaskReleased:
     handle, run_status = await _task(client, task_id)
     if run_status != "running":
-        raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} is {run_status}")
+        raise ApiError(f"task {task_id} is {run_status}", Code.TASK_ENDED)
     with temporal_errors(handle.id):
         await handle.signal(ScheduleHost.release, ReleaseTask())
     return TaskReleased(task_id=task_id)

@@ -1,32 +1,102 @@
-"""The domain errors of the API and the command line.
+"""The domain errors of the API and the command line, each with a stable machine-readable code.
 
 Raised by the spare operations, explain and the inventory view; each edge maps them once:
-`api/app.py` to HTTP status codes, `cli/main.py` to exit codes.
+`api/problems.py` to RFC 9457 problem details (status, `code`), `cli/main.py` to exit codes.
+A caller branches on `code`, never on the English text.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 
-class SpareNotFound(Exception):
+
+class Code(StrEnum):
+    """Stable error codes: once published, a code keeps its meaning."""
+
+    # 400-level: the request itself
+    BAD_REQUEST = "bad_request"
+    UNAUTHENTICATED = "unauthenticated"
+    FORBIDDEN = "forbidden"
+    NOT_FOUND = "not_found"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    BODY_TOO_LARGE = "body_too_large"
+    INVALID_REQUEST = "invalid_request"
+    UNKNOWN_INVENTORY = "unknown_inventory"
+    UNKNOWN_RECEIVER = "unknown_receiver"
+    UNKNOWN_POOL = "unknown_pool"
+    NO_MATCHING_HOST = "no_matching_host"
+    INVALID_PAGE_TOKEN = "invalid_page_token"
+    # 404 and 409: the spare or task as it stands
+    SPARE_NOT_FOUND = "spare_not_found"
+    TASK_NOT_FOUND = "task_not_found"
+    REQUEST_CONFLICT = "request_conflict"
+    SPARE_NOT_READY = "spare_not_ready"
+    ALREADY_RELEASED = "already_released"
+    SPARE_ENDED = "spare_ended"
+    TASK_ENDED = "task_ended"
+    NO_CAPACITY = "no_capacity"
+    # 5xx: somebody else's outage
+    TEMPORAL_ERROR = "temporal_error"
+    TEMPORAL_UNAVAILABLE = "temporal_unavailable"
+    INVENTORY_UNAVAILABLE = "inventory_unavailable"
+
+
+class ApiError(Exception):
+    """A domain error with its stable code; the message is for people."""
+
+    code: Code = Code.BAD_REQUEST
+
+    def __init__(self, message: str, code: Code | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+
+class SpareNotFound(ApiError):
     """No PrepareSpare workflow has this id (404, exit 2)."""
 
-
-class SpareConflict(Exception):
-    """The request contradicts what the spare already is: different body, already closed (409)."""
+    code = Code.SPARE_NOT_FOUND
 
 
-class InvalidInput(Exception):
+class SpareConflict(ApiError):
+    """The request contradicts what the spare already is (409): its `code` says how."""
+
+    code = Code.REQUEST_CONFLICT
+
+
+class NoCapacity(ApiError):
+    """Not all spares of a request could be placed; nothing was reserved (409)."""
+
+    code = Code.NO_CAPACITY
+
+    def __init__(self, message: str, requested: int, placeable: int) -> None:
+        super().__init__(message)
+        self.requested = requested
+        self.placeable = placeable
+
+
+class InvalidInput(ApiError):
     """A request field the configuration or the input rules reject (422 naming the field)."""
 
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"{field}: {reason}")
+    code = Code.INVALID_REQUEST
+
+    def __init__(
+        self, field: str, reason: str, code: Code | None = None, path: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(f"{field}: {reason}", code)
         self.field = field
         self.reason = reason
+        # The field's path in the body when it is nested (`field` is then its dotted name).
+        self.path = path or (field,)
 
 
-class TemporalUnavailable(Exception):
+class TemporalUnavailable(ApiError):
     """Temporal cannot be reached; 503 (HTTP) or exit 1 (CLI)."""
 
+    code = Code.TEMPORAL_UNAVAILABLE
 
-class InventoryUnavailable(Exception):
+
+class InventoryUnavailable(ApiError):
     """The inventory source did not answer; 503, try again later."""
+
+    code = Code.INVENTORY_UNAVAILABLE

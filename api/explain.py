@@ -20,7 +20,7 @@ from placement.explain import render_explanation
 from placement.models import PlacementInput
 from runtime.settings import Settings
 
-from .errors import InvalidInput, InventoryUnavailable
+from .errors import Code, InvalidInput, InventoryUnavailable
 
 # Fields an inventory snapshot supplies; a body gives either these or an inventory name.
 _SNAPSHOT_FIELDS = ("hosts", "existing_vms", "used_vmids", "next_vmid")
@@ -65,7 +65,11 @@ async def build_input(settings: Settings, body: ExplainBody) -> PlacementInput:
         spec = settings.inventories.get(name)
         if spec is None:
             known = ", ".join(sorted(settings.inventories)) or "none"
-            raise InvalidInput("inventory", f"unknown inventory '{name}' (configured: {known})")
+            raise InvalidInput(
+                "inventory",
+                f"unknown inventory '{name}' (configured: {known})",
+                Code.UNKNOWN_INVENTORY,
+            )
         try:
             snapshot = await read_inventory(spec)
         except ApplicationError as err:

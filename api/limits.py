@@ -6,8 +6,10 @@ refusing it before it is read keeps one caller from exhausting the API's memory.
 
 from __future__ import annotations
 
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .errors import Code
+from .problems import problem
 
 # Room for an explain body with a few thousand inline hosts; far above any spare request.
 MAX_BODY_BYTES = 1024 * 1024
@@ -27,10 +29,10 @@ class BodySizeLimit:
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None:
             if not declared.isdigit():
-                await self._refuse(scope, receive, send, 400, "invalid content-length header")
+                await self._refuse(scope, receive, send, Code.BAD_REQUEST, "invalid content-length")
                 return
             if int(declared) > self.max_bytes:
-                await self._refuse(scope, receive, send, 413, self._too_large())
+                await self._refuse(scope, receive, send, Code.BODY_TOO_LARGE, self._too_large())
                 return
         # A chunked body declares nothing: count what actually arrives. Past the limit, answer
         # 413 here and tell the app the client left, so it stops reading and answers nothing.
@@ -46,7 +48,7 @@ class BodySizeLimit:
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
                     refused = True
-                    await self._refuse(scope, receive, send, 413, self._too_large())
+                    await self._refuse(scope, receive, send, Code.BODY_TOO_LARGE, self._too_large())
                     return {"type": "http.disconnect"}
             return message
 
@@ -60,5 +62,5 @@ class BodySizeLimit:
         return f"request body larger than {self.max_bytes} bytes"
 
     @staticmethod
-    async def _refuse(scope: Scope, receive: Receive, send: Send, code: int, detail: str) -> None:
-        await JSONResponse({"detail": detail}, status_code=code)(scope, receive, send)
+    async def _refuse(scope: Scope, receive: Receive, send: Send, code: Code, detail: str) -> None:
+        await problem(code, detail, scope.get("path"))(scope, receive, send)

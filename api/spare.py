@@ -1,10 +1,11 @@
-"""`/spare` routes: thin calls into the spare operations; errors are mapped in `api.py`."""
+"""`/v1/spares` routes: thin calls into the spare operations; errors become problem details in
+`problems.py`."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Depends, Request, status
+from fastapi import APIRouter, Body, Depends, Request, Response, status
 from pydantic import BaseModel
 from temporalio.client import Client
 
@@ -12,6 +13,8 @@ from runtime.settings import Settings
 from workflows.spare_models import ReleaseRequest, SpareStatus
 
 from .auth import ANY_ROLE, OPERATOR, UPGRADE_CONTROLLER, app_settings
+from .errors import Code
+from .problems import responses
 from .spare_ops import (
     PrepareAccepted,
     PrepareBody,
@@ -22,7 +25,29 @@ from .spare_ops import (
     start_spares,
 )
 
-router = APIRouter(prefix="/spare", tags=["spare"])
+router = APIRouter(prefix="/v1", tags=["spares"])
+
+# Every operation on a spare can meet these.
+_ALWAYS = (Code.INVALID_REQUEST, Code.TEMPORAL_ERROR, Code.TEMPORAL_UNAVAILABLE)
+_AUTH = (Code.UNAUTHENTICATED, Code.FORBIDDEN)
+
+
+def spare_location(spare_id: str) -> str:
+    return f"{router.prefix}/spares/{spare_id}"
+
+
+def _accepted(description: str) -> dict[int | str, dict[str, object]]:
+    return {
+        202: {
+            "description": description,
+            "headers": {
+                "Location": {
+                    "description": "The spare: `GET` it to follow its phase",
+                    "schema": {"type": "string"},
+                }
+            },
+        }
+    }
 
 
 async def temporal_client(request: Request) -> Client:
@@ -41,30 +66,53 @@ class CancelAccepted(BaseModel):
 
 
 @router.post(
-    "/prepare",
+    "/spares",
+    operation_id="prepareSpare",
     status_code=status.HTTP_202_ACCEPTED,
     response_model=PrepareAccepted,
     summary="Ask for a spare node",
     description=(
-        "Starts the PrepareSpare workflow with id `spare-<cluster>-<request_id>`. Idempotent: "
-        "the same body again answers with the same spare (id conflict policy USE_EXISTING); "
-        "a different body reusing the request_id answers 409. With `count` > 1 the spares "
+        "Starts the PrepareSpare workflow with id `spare-<cluster>-<request_id>`. A request_id "
+        "names exactly one spare, ever: the same body again answers with the same spare, "
+        "running or ended (id conflict policy USE_EXISTING, id reuse policy REJECT_DUPLICATE: "
+        "an ended spare is never started again; ask with a new request_id); a different body "
+        "reusing the request_id answers 409 `request_conflict`. With `count` > 1 the spares "
         "have ids `spare-<cluster>-<request_id>-<i>` and are spread by anti-affinity."
     ),
+    responses={
+        **_accepted("Started (or found): `Location` is the (first) spare"),
+        **responses(
+            *_ALWAYS,
+            *_AUTH,
+            Code.REQUEST_CONFLICT,
+            Code.NO_CAPACITY,
+            Code.UNKNOWN_INVENTORY,
+            Code.UNKNOWN_RECEIVER,
+            Code.UNKNOWN_POOL,
+            Code.NO_MATCHING_HOST,
+            Code.INVENTORY_UNAVAILABLE,
+            Code.BODY_TOO_LARGE,
+        ),
+    },
     dependencies=[Depends(UPGRADE_CONTROLLER)],
 )
 async def prepare(
     request: PrepareBody,
     settings: AppSettings,
     client: TemporalClient,
+    response: Response,
 ) -> PrepareAccepted:
-    return await start_spares(client, settings, request)
+    accepted = await start_spares(client, settings, request)
+    response.headers["Location"] = spare_location(accepted.spare_id)
+    return accepted
 
 
 @router.get(
-    "/{spare_id}",
+    "/spares/{spare_id}",
+    operation_id="getSpare",
     response_model=SpareView,
-    summary="Status of a spare, with its Temporal UI link",
+    summary="Status of a spare: phase, host, VM, what it waits for, its Temporal UI link",
+    responses=responses(*_ALWAYS, *_AUTH, Code.SPARE_NOT_FOUND),
     dependencies=[Depends(ANY_ROLE)],
 )
 async def get_spare(
@@ -76,31 +124,62 @@ async def get_spare(
 
 
 @router.post(
-    "/{spare_id}/release",
+    "/spares/{spare_id}/release",
+    operation_id="releaseSpare",
     status_code=status.HTTP_202_ACCEPTED,
     response_model=SpareStatus,
-    summary="Release a spare (drain, delete the Node, destroy the VM)",
+    summary="Release a Ready spare (cordon, drain, delete the Node, destroy the VM)",
+    description=(
+        "Accepted once the spare is Ready; answers its status (release takes a while: follow "
+        "`Location` until the phase is `released`). Before Ready: 409 `spare_not_ready`; "
+        "released or being released: 409 `already_released`; ended otherwise: 409 "
+        "`spare_ended`."
+    ),
+    responses={
+        **_accepted("Release started: `Location` is the spare"),
+        **responses(
+            *_ALWAYS,
+            *_AUTH,
+            Code.SPARE_NOT_FOUND,
+            Code.SPARE_NOT_READY,
+            Code.ALREADY_RELEASED,
+            Code.SPARE_ENDED,
+        ),
+    },
     dependencies=[Depends(UPGRADE_CONTROLLER)],
 )
 async def release(
     spare_id: str,
     client: TemporalClient,
+    response: Response,
     body: Annotated[ReleaseRequest | None, Body()] = None,
 ) -> SpareStatus:
-    return await release_spare(client, spare_id, body or ReleaseRequest())
+    released = await release_spare(client, spare_id, body or ReleaseRequest())
+    response.headers["Location"] = spare_location(spare_id)
+    return released
 
 
 @router.delete(
-    "/{spare_id}",
+    "/spares/{spare_id}",
+    operation_id="cancelSpare",
     status_code=status.HTTP_202_ACCEPTED,
     response_model=CancelAccepted,
     summary="Cancel a spare: the workflow compensates what it already did",
+    description="The emergency stop. An ended spare: 409 `already_released` or `spare_ended`.",
+    responses={
+        **_accepted("Cancel requested: `Location` is the spare"),
+        **responses(
+            *_ALWAYS, *_AUTH, Code.SPARE_NOT_FOUND, Code.ALREADY_RELEASED, Code.SPARE_ENDED
+        ),
+    },
     dependencies=[Depends(OPERATOR)],
 )
 async def cancel(
     spare_id: str,
     settings: AppSettings,
     client: TemporalClient,
+    response: Response,
 ) -> CancelAccepted:
     await cancel_spare(client, spare_id)
+    response.headers["Location"] = spare_location(spare_id)
     return CancelAccepted(spare_id=spare_id, ui_url=settings.workflow_ui_url(spare_id))

@@ -22,7 +22,8 @@ from workflows.names import CLUSTER, HOST, PHASE, POOL, PREPARE_SPARE
 from workflows.spare_models import Phase
 
 from .auth import OPERATOR
-from .errors import InvalidInput
+from .errors import Code, InvalidInput
+from .problems import responses
 from .spare import AppSettings, TemporalClient
 from .spare_ops import temporal_errors
 
@@ -98,7 +99,7 @@ def _decode_token(token: str | None) -> bytes | None:
         with contextlib.suppress(binascii.Error, ValueError):
             raw = base64.b64decode(token[len(TOKEN_PREFIX) :], altchars=b"-_", validate=True)
     if not raw:
-        raise InvalidInput("page_token", "not a token this API handed out")
+        raise InvalidInput("page_token", "not a token this API handed out", Code.INVALID_PAGE_TOKEN)
     return raw
 
 
@@ -121,7 +122,7 @@ async def list_spares(
         except RPCError as err:
             # The server's page tokens are opaque; one it cannot read is the caller's error.
             if page_token and err.status in {RPCStatusCode.INVALID_ARGUMENT, RPCStatusCode.UNKNOWN}:
-                raise InvalidInput("page_token", err.message) from err
+                raise InvalidInput("page_token", err.message, Code.INVALID_PAGE_TOKEN) from err
             raise
     executions = iterator.current_page or []
     return SparePage(
@@ -130,12 +131,21 @@ async def list_spares(
     )
 
 
-router = APIRouter(tags=["spare"])
+router = APIRouter(prefix="/v1", tags=["spares"])
 
 
 @router.get(
     "/spares",
+    operation_id="listSpares",
     response_model=SparePage,
+    responses=responses(
+        Code.INVALID_REQUEST,
+        Code.INVALID_PAGE_TOKEN,
+        Code.UNAUTHENTICATED,
+        Code.FORBIDDEN,
+        Code.TEMPORAL_ERROR,
+        Code.TEMPORAL_UNAVAILABLE,
+    ),
     summary="List spares by cluster, pool, host and phase (Temporal visibility), newest first",
     dependencies=[Depends(OPERATOR)],
 )

@@ -32,13 +32,15 @@ from temporalio.service import RPCError, RPCStatusCode
 from runtime.settings import Settings
 from workflows.names import PREPARE_SPARE
 from workflows.spare_models import (
+    Phase,
     ReleaseRequest,
     SpareRequest,
     SpareStatus,
     start_search_attributes,
 )
 
-from .errors import InvalidInput, SpareConflict, SpareNotFound, TemporalUnavailable
+from .errors import Code, InvalidInput, SpareConflict, SpareNotFound, TemporalUnavailable
+from .inventory_check import check_hosts_exist, inventory_hosts
 from .temporal_client import is_unavailable
 
 MEMO_REQUEST_HASH = "virtflow.request_sha256"
@@ -98,12 +100,18 @@ def check_names(settings: Settings, request: SpareRequest) -> None:
     if request.inventory not in settings.inventories:
         known = ", ".join(sorted(settings.inventories)) or "none"
         raise InvalidInput(
-            "inventory", f"unknown inventory '{request.inventory}' (configured: {known})"
+            "inventory",
+            f"unknown inventory '{request.inventory}' (configured: {known})",
+            Code.UNKNOWN_INVENTORY,
         )
     for name in request.receivers or []:
         if name not in settings.receivers:
             known = ", ".join(sorted(settings.receivers)) or "none"
-            raise InvalidInput("receivers", f"unknown receiver '{name}' (configured: {known})")
+            raise InvalidInput(
+                "receivers",
+                f"unknown receiver '{name}' (configured: {known})",
+                Code.UNKNOWN_RECEIVER,
+            )
 
 
 @contextmanager
@@ -119,9 +127,17 @@ def temporal_errors(spare_id: str) -> Iterator[None]:
         raise
 
 
+async def check_request(settings: Settings, request: SpareRequest) -> None:
+    """Everything that can be refused before a workflow starts: names, then the live inventory
+    (a pool or node selector no host has)."""
+    check_names(settings, request)
+    hosts = await inventory_hosts(settings, request.inventory)
+    check_hosts_exist(hosts, request.inventory, request.pool, request.node_selector)
+
+
 async def start_spare(client: Client, settings: Settings, request: SpareRequest) -> PrepareAccepted:
     """Start PrepareSpare, or find the one this request already started (same id, same body)."""
-    check_names(settings, request)
+    await check_request(settings, request)
     return await _start_one(client, settings, request, request_hash(request))
 
 
@@ -135,7 +151,7 @@ async def start_spares(client: Client, settings: Settings, body: PrepareBody) ->
     members = body.members()
     if len(members) == 1:
         return await start_spare(client, settings, members[0])
-    check_names(settings, members[0])
+    await check_request(settings, members[0])
     digest = hashlib.sha256(body.model_dump_json().encode()).hexdigest()
     await _check_not_taken(client, members[0], digest)
     started = await asyncio.gather(
@@ -251,11 +267,23 @@ async def spare_status(client: Client, settings: Settings, spare_id: str) -> Spa
     )
 
 
+def _ended(spare_id: str, run_status: WorkflowExecutionStatus, what: str) -> SpareConflict:
+    """A closed spare: a completed one was released, any other ended some other way."""
+    ended = run_status.name.lower()
+    if run_status == WorkflowExecutionStatus.COMPLETED:
+        return SpareConflict(
+            f"spare {spare_id} is already released, nothing to {what}", Code.ALREADY_RELEASED
+        )
+    return SpareConflict(
+        f"spare {spare_id} has ended ({ended}), nothing to {what}", Code.SPARE_ENDED
+    )
+
+
 async def release_spare(client: Client, spare_id: str, request: ReleaseRequest) -> SpareStatus:
     """Run the `release` update; answer with the status once accepted (release takes a while)."""
     handle, run_status = await _describe_spare(client, spare_id)
     if run_status != WorkflowExecutionStatus.RUNNING:
-        raise SpareConflict(f"spare {spare_id} is {run_status.name.lower()}, nothing to release")
+        raise _ended(spare_id, run_status, "release")
     with temporal_errors(spare_id):
         try:
             update = await handle.start_update(
@@ -266,17 +294,32 @@ async def release_spare(client: Client, spare_id: str, request: ReleaseRequest) 
             )
             return await asyncio.wait_for(update.result(), RELEASE_ANSWER_WAIT_SECONDS)
         except WorkflowUpdateFailedError as err:
-            cause = err.cause or err
-            raise SpareConflict(f"release refused: {cause}") from err
+            raise await _release_refused(handle, spare_id) from err
         except TimeoutError:
             pass
     return await _query_status(handle, spare_id)
+
+
+async def _release_refused(handle: WorkflowHandle[object, object], spare_id: str) -> SpareConflict:
+    """Why the update refused, from the phase (never from the refusal's wording)."""
+    phase = (await _query_status(handle, spare_id)).phase
+    # A Ready spare refuses a release only when one was asked for already.
+    if phase in (Phase.READY, Phase.RELEASING, Phase.RELEASED):
+        return SpareConflict(
+            f"spare {spare_id} is already {phase.value}: its release was asked for before",
+            Code.ALREADY_RELEASED,
+        )
+    return SpareConflict(
+        f"spare {spare_id} is {phase.value}; it can be released once ready (cancel it to "
+        "stop it before then)",
+        Code.SPARE_NOT_READY,
+    )
 
 
 async def cancel_spare(client: Client, spare_id: str) -> None:
     """Cancel the workflow: it compensates (destroys what it created) before it ends."""
     handle, run_status = await _describe_spare(client, spare_id)
     if run_status != WorkflowExecutionStatus.RUNNING:
-        raise SpareConflict(f"spare {spare_id} is {run_status.name.lower()}, nothing to cancel")
+        raise _ended(spare_id, run_status, "cancel")
     with temporal_errors(spare_id):
         await handle.cancel()

@@ -62,10 +62,10 @@ class Demo:
         self._shown_waiting = waiting
 
     async def _status(self, spare_id: str) -> dict[str, Any]:
-        response = await self.api.get(f"/spare/{spare_id}")
+        response = await self.api.get(f"/v1/spares/{spare_id}")
         if response.status_code != 200:
             raise DemoFailed(
-                f"GET /spare/{spare_id} answered {response.status_code}: {response.text}"
+                f"GET /v1/spares/{spare_id} answered {response.status_code}: {response.text}"
             )
         status: dict[str, Any] = response.json()
         self._show(status)
@@ -97,12 +97,10 @@ class Demo:
         return event
 
     async def run(self, request: dict[str, Any]) -> dict[str, Any]:
-        self.stage = "POST /spare/prepare"
-        response = await self.api.post("/spare/prepare", json=request)
+        self.stage = "POST /v1/spares"
+        response = await self.api.post("/v1/spares", json=request)
         if response.status_code != 202:
-            raise DemoFailed(
-                f"POST /spare/prepare answered {response.status_code}: {response.text}"
-            )
+            raise DemoFailed(f"POST /v1/spares answered {response.status_code}: {response.text}")
         accepted = response.json()
         spare_id = accepted["spare_id"]
         self.console.print(
@@ -114,9 +112,9 @@ class Demo:
         self.stage = "the spare.ready webhook"
         await self._event(spare_id, "spare.ready")
 
-        self.stage = "POST /spare/{id}/release"
+        self.stage = "POST /v1/spares/{id}/release"
         response = await self.api.post(
-            f"/spare/{spare_id}/release", json={"reason": "demo finished"}
+            f"/v1/spares/{spare_id}/release", json={"reason": "demo finished"}
         )
         if response.status_code != 202:
             raise DemoFailed(f"release answered {response.status_code}: {response.text}")

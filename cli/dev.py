@@ -301,13 +301,13 @@ def banner(running: RunningStack, ports: LabPorts) -> str:
             f"  state           {s.state_dir}   kubeconfig {s.kubeconfig}",
             "",
             "Ask for a spare over HTTP:",
-            f"  curl -X POST {running.api_url}/spare/prepare "
+            f"  curl -X POST {running.api_url}/v1/spares "
             f"-H 'content-type: application/json' -d '{body}'",
             "or from the Temporal CLI:",
             f"  temporal workflow start --type PrepareSpare --task-queue {s.task_queue} "
             f"--workflow-id spare-lab-demo-2 --address {s.temporal_address} "
             '--input \'{"request_id":"demo-2","cluster":"lab","cpu":2,"memory_mb":4096}\'',
-            f"Then: curl {running.api_url}/spare/spare-lab-demo-1",
+            f"Then: curl {running.api_url}/v1/spares/spare-lab-demo-1",
         ]
     )
 

@@ -42,6 +42,7 @@ async def test_roles_decide_who_may_cancel(secured: Settings, client: Client) ->
         refused = await api.delete(f"/spare/{missing}", headers=bearer(CONTROLLER))
         assert refused.status_code == 403
         assert "upgrade-controller" in refused.json()["detail"]
+        assert refused.json()["code"] == "forbidden"
         assert (await api.delete(f"/spare/{missing}", headers=bearer(OPERATOR))).status_code == 404
 
 

@@ -144,14 +144,24 @@ async def test_bad_input_is_422_naming_the_field(
 ) -> None:
     answer = await api.post("/schedule", json={"requested_cpu": 1, "requested_memory": 1, **fields})
     assert answer.status_code == 422
-    [error] = answer.json()["detail"]
+    [error] = answer.json()["errors"]
     assert error["loc"] == ["body", field]
-    assert reason in error["msg"]
+    assert reason in error["message"]
 
 
 async def test_an_unknown_task_is_404(api: httpx.AsyncClient) -> None:
     missing = uuid.uuid4().hex
     answer = await api.get(f"/result/{missing}")
     assert answer.status_code == 404
-    assert answer.json() == {"detail": f"no task '{missing}'"}
+    assert (answer.json()["code"], answer.json()["detail"]) == (
+        "task_not_found",
+        f"no task '{missing}'",
+    )
     assert (await api.delete(f"/schedule/{missing}")).status_code == 404
+
+
+async def test_an_unknown_pool_is_422_naming_requested_pool(api: httpx.AsyncClient) -> None:
+    body = {"requested_cpu": 1, "requested_memory": 1, "requested_pool": "nowhere"}
+    answer = await api.post("/schedule", json=body)
+    assert (answer.status_code, answer.json()["code"]) == (422, "unknown_pool")
+    assert answer.json()["errors"][0]["loc"] == ["body", "requested_pool"]

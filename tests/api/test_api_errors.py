@@ -24,11 +24,12 @@ async def test_temporal_unreachable_is_503_json_and_not_ready(api_settings: Sett
     async with asgi_client(settings, None) as api:
         answer = await api.post("/spare/prepare", json=spare_body())
         assert answer.status_code == 503
-        assert answer.json()["detail"].startswith("Temporal unavailable")
+        assert answer.headers["retry-after"].isdigit()
+        assert answer.json()["code"] == "temporal_unavailable"
         assert (await api.get("/spare/spare-lab-x")).status_code == 503
         ready = await api.get("/readyz")
-        assert ready.status_code == 503
-        assert ready.json()["status"] == "unavailable"
+        assert ready.status_code == 503 and ready.headers["retry-after"].isdigit()
+        assert ready.json()["code"] == "temporal_unavailable"
         assert (await api.get("/healthz")).json() == {"status": "ok"}
 
 
@@ -63,8 +64,12 @@ async def test_a_closed_spare_cannot_be_released_or_cancelled(
     await client.get_workflow_handle(spare_id).terminate("test over")
     release = await api.post(f"/spare/{spare_id}/release", json={"reason": "done"})
     assert release.status_code == 409
-    assert release.json()["detail"] == f"spare {spare_id} is terminated, nothing to release"
-    assert (await api.delete(f"/spare/{spare_id}")).status_code == 409
+    assert release.json()["code"] == "spare_ended"
+    assert (
+        release.json()["detail"] == f"spare {spare_id} has ended (terminated), nothing to release"
+    )
+    cancel = await api.delete(f"/spare/{spare_id}")
+    assert (cancel.status_code, cancel.json()["code"]) == (409, "spare_ended")
 
 
 async def test_openapi_documents_the_routes(api: httpx.AsyncClient) -> None:

@@ -61,12 +61,12 @@ async def test_explain_input_errors_are_422_with_the_field(api: httpx.AsyncClien
         json={"inventory": "elsewhere", "request": {"name": "v", "cpu": 1, "memory_mb": 1}},
     )
     assert unknown.status_code == 422
-    assert unknown.json()["detail"][0]["loc"] == ["body", "inventory"]
+    assert unknown.json()["errors"][0]["loc"] == ["body", "inventory"]
 
     bad = await api.post(
         "/placement/explain", json={"hosts": HOSTS, "request": {"name": "v", "cpu": 0}}
     )
     assert bad.status_code == 422
-    locs = [error["loc"] for error in bad.json()["detail"]]
+    locs = [error["loc"] for error in bad.json()["errors"]]
     assert ["body", "request", "cpu"] in locs
     assert ["body", "request", "memory_mb"] in locs

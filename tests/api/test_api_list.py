@@ -81,7 +81,7 @@ async def test_bad_filters_are_422_naming_the_parameter(
 ) -> None:
     answer = await api.get("/spares", params=params)
     assert answer.status_code == 422, answer.text
-    assert answer.json()["detail"][0]["loc"][-1] == field
+    assert answer.json()["errors"][0]["loc"][-1] == field
 
 
 async def test_listing_is_for_operators(api_settings: Settings, client: Client) -> None:

@@ -22,33 +22,51 @@ async def assert_not_started(client: Client, workflow_id: str) -> None:
 async def test_an_invalid_body_is_422_naming_the_field(api: httpx.AsyncClient) -> None:
     answer = await api.post("/spare/prepare", json=spare_body(cpu=0))
     assert answer.status_code == 422
-    [error] = answer.json()["detail"]
-    assert error["loc"] == ["body", "cpu"]
-    assert "greater than 0" in error["msg"]
+    problem = answer.json()
+    assert answer.headers["content-type"] == "application/problem+json"
+    assert (problem["code"], problem["status"], problem["type"]) == (
+        "invalid_request",
+        422,
+        "urn:virtflow:problem:invalid_request",
+    )
+    [error] = problem["errors"]
+    assert (error["loc"], error["field"]) == (["body", "cpu"], "cpu")
+    assert "greater than 0" in error["message"] and "greater than 0" in problem["detail"]
 
 
 async def test_an_unknown_field_is_refused(api: httpx.AsyncClient) -> None:
     answer = await api.post("/spare/prepare", json=spare_body(url="http://evil.example"))
     assert answer.status_code == 422
-    assert answer.json()["detail"][0]["loc"] == ["body", "url"]
+    assert answer.json()["errors"][0]["loc"] == ["body", "url"]
 
 
 @pytest.mark.parametrize(
-    ("field", "value", "reason"),
+    ("field", "value", "code", "reason"),
     [
-        ("inventory", "nowhere", "unknown inventory 'nowhere' (configured: default)"),
-        ("receivers", ["upgradectrl", "stranger"], "unknown receiver 'stranger'"),
+        (
+            "inventory",
+            "nowhere",
+            "unknown_inventory",
+            "unknown inventory 'nowhere' (configured: default)",
+        ),
+        (
+            "receivers",
+            ["upgradectrl", "stranger"],
+            "unknown_receiver",
+            "unknown receiver 'stranger'",
+        ),
     ],
 )
 async def test_unknown_names_are_422_before_any_workflow_starts(
-    api: httpx.AsyncClient, client: Client, field: str, value: object, reason: str
+    api: httpx.AsyncClient, client: Client, field: str, value: object, code: str, reason: str
 ) -> None:
     body = spare_body(**{field: value})
     answer = await api.post("/spare/prepare", json=body)
     assert answer.status_code == 422
-    [error] = answer.json()["detail"]
+    assert answer.json()["code"] == code
+    [error] = answer.json()["errors"]
     assert error["loc"] == ["body", field]
-    assert error["msg"].startswith(reason)
+    assert error["message"].startswith(reason)
     await assert_not_started(client, f"spare-lab-{body['request_id']}")
 
 
@@ -81,6 +99,7 @@ async def test_a_different_body_reusing_the_request_id_is_409(
     assert (await api.post("/spare/prepare", json=body)).status_code == 202
     answer = await api.post("/spare/prepare", json={**body, "cpu": 4})
     assert answer.status_code == 409
+    assert answer.json()["code"] == "request_conflict"
     assert "already used by a different request" in answer.json()["detail"]
     # Spelling out a default is the same request, not a different one.
     same = await api.post("/spare/prepare", json={**body, "gpu": 0})
@@ -134,6 +153,60 @@ async def test_a_label_kubernetes_would_refuse_is_422_naming_it(
     body = spare_body(**fields)
     answer = await api.post("/spare/prepare", json=body)
     assert answer.status_code == 422
-    [error] = answer.json()["detail"]
-    assert error["loc"] == loc and "label" in error["msg"]
+    [error] = answer.json()["errors"]
+    assert error["loc"] == loc and "label" in error["message"]
     await assert_not_started(client, f"spare-lab-{body['request_id']}")
+
+
+@pytest.mark.parametrize(
+    ("fields", "code", "loc", "reason"),
+    [
+        (
+            {"pool": "nowhere"},
+            "unknown_pool",
+            ["body", "pool"],
+            "no host of inventory 'default' is in pool 'nowhere' (pools: general, gpu)",
+        ),
+        (
+            {"node_selector": {"topology.kubernetes.io/zone": "lab-z"}},
+            "no_matching_host",
+            ["body", "node_selector", "topology.kubernetes.io/zone"],
+            "no host of inventory 'default' has label topology.kubernetes.io/zone=lab-z "
+            "(values there: lab-a, lab-b)",
+        ),
+        (
+            {"pool": "gpu", "node_selector": {"virtflow.io/cpu": "skylake"}},
+            "no_matching_host",
+            ["body", "node_selector", "virtflow.io/cpu"],
+            "no host in pool 'gpu' has label virtflow.io/cpu=skylake",
+        ),
+        (
+            {
+                "node_selector": {
+                    "topology.kubernetes.io/zone": "lab-a",
+                    "virtflow.io/cpu": "skylake",
+                }
+            },
+            "no_matching_host",
+            ["body", "node_selector"],
+            "no host of inventory 'default' has all of the labels",
+        ),
+    ],
+)
+async def test_a_pool_or_selector_no_host_has_is_422_before_anything_starts(
+    api: httpx.AsyncClient,
+    client: Client,
+    fields: dict[str, object],
+    code: str,
+    loc: list[str],
+    reason: str,
+) -> None:
+    body = spare_body(**fields)
+    answer = await api.post("/v1/spares", json=body)
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["code"] == code
+    [error] = answer.json()["errors"]
+    assert error["loc"] == loc and error["message"].startswith(reason)
+    await assert_not_started(client, f"spare-lab-{body['request_id']}")
+    many = await api.post("/v1/spares", json={**body, "count": 2})
+    assert (many.status_code, many.json()["code"]) == (422, code)

@@ -66,6 +66,6 @@ async def test_more_spares_than_hosts_fail_the_extra_one_with_the_reason(
 async def test_count_is_bounded(api: httpx.AsyncClient) -> None:
     too_many = await api.post("/spare/prepare", json=spare_body(count=21))
     assert too_many.status_code == 422
-    assert too_many.json()["detail"][0]["loc"] == ["body", "count"]
+    assert too_many.json()["errors"][0]["loc"] == ["body", "count"]
     zero = await api.post("/spare/prepare", json=spare_body(count=0))
     assert zero.status_code == 422

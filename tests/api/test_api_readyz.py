@@ -25,8 +25,9 @@ async def test_an_unreadable_inventory_makes_the_api_not_ready(
     async with asgi_client(settings, client) as api:
         answer = await api.get("/readyz")
     assert answer.status_code == 503
+    assert answer.headers["retry-after"].isdigit()
     body = answer.json()
-    assert body["status"] == "unavailable"
+    assert (body["status"], body["code"]) == (503, "inventory_unavailable")
     assert set(body["inventories"]) == {"gone", "broken"}
     assert body["inventories"]["broken"].endswith("expected a 'hosts' list")
     assert "cannot connect" in body["inventories"]["gone"]
@@ -43,4 +44,6 @@ async def test_the_new_routes_answer_503_when_temporal_is_down(api_settings: Set
         ]
     for answer in answers:
         assert answer.status_code == 503, answer.text
-        assert answer.json()["detail"].startswith("Temporal unavailable")
+        assert answer.headers["retry-after"].isdigit()
+        assert answer.json()["code"] == "temporal_unavailable"
+        assert answer.json()["title"] == "Temporal unavailable"

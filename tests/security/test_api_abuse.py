@@ -21,8 +21,8 @@ TEMPLATE = "{{ lookup('pipe','touch /tmp/x') }}"
 def rejected_field(answer: httpx.Response) -> list[str]:
     """The fields a 422 names (the last element of each error's location)."""
     assert answer.status_code == 422, answer.text
-    assert answer.headers["content-type"] == "application/json"
-    return [str(error["loc"][-1]) for error in answer.json()["detail"]]
+    assert answer.headers["content-type"] == "application/problem+json"
+    return [str(error["loc"][-1]) for error in answer.json()["errors"]]
 
 
 @pytest.mark.parametrize(
@@ -64,7 +64,7 @@ async def test_a_spare_id_too_long_for_a_node_name_is_refused(api: httpx.AsyncCl
         "/spare/prepare", json=spare_body(request_id="r" * 40, cluster="c" * 40)
     )
     assert rejected_field(answer) == ["cluster"]
-    message = answer.json()["detail"][0]["msg"]
+    message = answer.json()["errors"][0]["message"]
     assert "at most 63" in message and "shorten request_id or cluster" in message
 
 
@@ -83,7 +83,7 @@ async def test_deeply_nested_json_is_a_client_error(api: httpx.AsyncClient, dept
         "/spare/prepare", content=body, headers={"content-type": "application/json"}
     )
     assert 400 <= answer.status_code < 500, answer.text
-    assert isinstance(answer.json()["detail"], str | list)
+    assert isinstance(answer.json()["detail"], str) and answer.json()["code"]
 
 
 async def test_a_body_declared_too_large_is_refused_before_it_is_read(
@@ -92,7 +92,8 @@ async def test_a_body_declared_too_large_is_refused_before_it_is_read(
     padding = "x" * (MAX_BODY_BYTES + 1)
     answer = await api.post("/spare/prepare", json=spare_body(pool=padding))
     assert answer.status_code == 413
-    assert answer.json() == {"detail": f"request body larger than {MAX_BODY_BYTES} bytes"}
+    assert answer.json()["code"] == "body_too_large"
+    assert answer.json()["detail"] == f"request body larger than {MAX_BODY_BYTES} bytes"
 
 
 async def test_a_streamed_body_is_cut_off_at_the_limit(api: httpx.AsyncClient) -> None:
@@ -114,7 +115,10 @@ async def test_a_bad_content_length_is_a_400(api: httpx.AsyncClient) -> None:
     request.headers["content-length"] = "12abc"
     answer = await api.send(request)
     assert answer.status_code == 400
-    assert answer.json() == {"detail": "invalid content-length header"}
+    assert (answer.json()["code"], answer.json()["detail"]) == (
+        "bad_request",
+        "invalid content-length",
+    )
 
 
 @pytest.mark.parametrize(
@@ -128,4 +132,4 @@ async def test_explain_refuses_impossible_resources(
         "/placement/explain", json={"request": {"name": "vm-1", **request_fields}}
     )
     assert 400 <= answer.status_code < 500, answer.text
-    assert answer.headers["content-type"] == "application/json"
+    assert answer.headers["content-type"] == "application/problem+json"

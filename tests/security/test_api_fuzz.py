@@ -1,9 +1,9 @@
 """Fuzz the HTTP API from its own OpenAPI schema (schemathesis), over real HTTP on loopback.
 
 Valid and invalid bodies, paths and query strings for every operation: nothing may answer 5xx
-or hang, and every refusal is a 4xx with a JSON body. The app runs in the session's loop
-with the real Temporal server behind it (no worker: accepted spares just wait); the fuzzing
-itself runs in a thread, as schemathesis calls are blocking.
+or hang, and every refusal is a 4xx problem (RFC 9457) with a stable code. The app runs in
+the session's loop with the real Temporal server behind it (no worker: accepted spares just
+wait); the fuzzing itself runs in a thread, as schemathesis calls are blocking.
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ FUZZ = hypothesis.settings(
 def _check(status: int, content_type: str, body: bytes, where: str) -> None:
     assert status < 500, f"{where}: {status} {body[:300]!r}"
     if status >= 400:
-        assert content_type.startswith("application/json"), f"{where}: {content_type}"
-        assert "detail" in json.loads(body), f"{where}: {body[:300]!r}"
+        assert content_type == "application/problem+json", f"{where}: {content_type}"
+        problem = json.loads(body)
+        assert problem["status"] == status and problem["code"], f"{where}: {body[:300]!r}"
 
 
 def fuzz_operation(operation: Any, mode: GenerationMode, base_url: str) -> Counter[int]:

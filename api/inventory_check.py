@@ -1,0 +1,79 @@
+"""Right reasons before anything starts: a pool or a node selector that no host of the live
+inventory has is the caller's mistake (422 naming the field), not a spare that "never fits".
+
+Only names and labels are checked here; whether there is room is the ledger's question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import ValidationError
+from temporalio.exceptions import ApplicationError
+
+from activities.inventory import read_inventory
+from placement.models import Host
+from runtime.settings import Settings
+
+from .errors import Code, InvalidInput, InventoryUnavailable
+
+MAX_LISTED = 10
+
+
+async def inventory_hosts(settings: Settings, inventory: str) -> list[Host]:
+    """The hosts of a configured inventory, read now."""
+    spec = settings.inventories[inventory]
+    try:
+        document = await read_inventory(spec)
+        return [Host.model_validate(h) for h in document["hosts"]]
+    except ApplicationError as err:
+        # The source's own retry decision tells a broken document from an outage.
+        if err.non_retryable:
+            raise InvalidInput("inventory", str(err), Code.UNKNOWN_INVENTORY) from err
+        raise InventoryUnavailable(str(err)) from err
+    except ValidationError as err:
+        raise InventoryUnavailable(f"inventory {inventory}: {err.errors()[0]['msg']}") from err
+
+
+def _listed(names: set[str]) -> str:
+    shown = sorted(names)[:MAX_LISTED]
+    more = f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else ""
+    return ", ".join(shown) + more if shown else "none"
+
+
+def check_hosts_exist(
+    hosts: list[Host],
+    inventory: str,
+    pool: str | None,
+    node_selector: Mapping[str, str],
+    pool_field: str = "pool",
+) -> None:
+    """422 `unknown_pool` or `no_matching_host` when no host could ever be chosen."""
+    if pool is not None:
+        pools = {h.pool for h in hosts if h.pool is not None}
+        if pool not in pools:
+            raise InvalidInput(
+                pool_field,
+                f"no host of inventory '{inventory}' is in pool '{pool}' (pools: {_listed(pools)})",
+                Code.UNKNOWN_POOL,
+            )
+        hosts = [h for h in hosts if h.pool == pool]
+    where = f"in pool '{pool}'" if pool is not None else f"of inventory '{inventory}'"
+    for key, value in node_selector.items():
+        if not any(h.labels.get(key) == value for h in hosts):
+            seen = {h.labels[key] for h in hosts if key in h.labels}
+            raise InvalidInput(
+                f"node_selector.{key}",
+                f"no host {where} has label {key}={value} (values there: {_listed(seen)})",
+                Code.NO_MATCHING_HOST,
+                ("node_selector", key),
+            )
+    if node_selector and not any(
+        all(h.labels.get(k) == v for k, v in node_selector.items()) for h in hosts
+    ):
+        wanted = ", ".join(f"{k}={v}" for k, v in node_selector.items())
+        raise InvalidInput(
+            "node_selector",
+            f"no host {where} has all of the labels {wanted}",
+            Code.NO_MATCHING_HOST,
+        )
