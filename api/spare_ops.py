@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
+    WorkflowFailureError,
     WorkflowHandle,
     WorkflowQueryFailedError,
     WorkflowQueryRejectedError,
@@ -26,11 +27,11 @@ from temporalio.common import (
     WorkflowIDConflictPolicy,
     WorkflowIDReusePolicy,
 )
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.exceptions import FailureError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from runtime.settings import Settings
-from workflows.names import PREPARE_SPARE
+from workflows.names import CLUSTER, PREPARE_SPARE
 from workflows.spare_models import (
     Phase,
     ReleaseRequest,
@@ -257,9 +258,34 @@ async def _query_status(handle: WorkflowHandle[object, object], spare_id: str) -
         await asyncio.sleep(STATUS_RETRY_SECONDS)
 
 
+async def _status_of_a_spare_that_never_began(
+    handle: WorkflowHandle[object, object], spare_id: str
+) -> SpareStatus | None:
+    """A closed run that failed before it kept a status (a start with the wrong inputs):
+    its failure is its status. None when the run has a status to ask for."""
+    with temporal_errors(spare_id):
+        try:
+            await handle.query("status", result_type=SpareStatus, rpc_timeout=QUERY_TIMEOUT)
+            return None
+        except WorkflowQueryFailedError:
+            pass
+        try:
+            await handle.result()
+        except WorkflowFailureError as err:
+            cause = err.cause
+            reason = cause.message if isinstance(cause, FailureError) else str(err)
+            description = await handle.describe()
+            cluster = description.typed_search_attributes.get(CLUSTER) or ""
+            return SpareStatus(spare_id=spare_id, cluster=cluster, phase=Phase.FAILED, error=reason)
+    return None
+
+
 async def spare_status(client: Client, settings: Settings, spare_id: str) -> SpareView:
     handle, run_status = await _describe_spare(client, spare_id)
-    status = await _query_status(handle, spare_id)
+    status = None
+    if run_status != WorkflowExecutionStatus.RUNNING:
+        status = await _status_of_a_spare_that_never_began(handle, spare_id)
+    status = status or await _query_status(handle, spare_id)
     return SpareView(
         **status.model_dump(),
         ui_url=settings.workflow_ui_url(spare_id),

@@ -36,6 +36,7 @@ from workflows.release_spare import ReleaseSpare
 from workflows.schedule_host import ScheduleHost
 
 from .activity_metrics import ActivityMetrics
+from .input_arity import InputArityCheck
 from .schedules import apply_reconcile_schedule
 
 WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares]
@@ -135,7 +136,7 @@ def build_worker(
         task_queue=task_queue or settings.task_queue,
         workflows=[*WORKFLOWS, *extra_workflows],
         activities=[*build_activities(settings, client, http), *extra_activities],
-        interceptors=[ActivityMetrics()],
+        interceptors=[ActivityMetrics(), InputArityCheck()],
         workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
         max_concurrent_activities=settings.max_concurrent_activities,
     )

@@ -116,3 +116,34 @@ async def test_the_readme_lines_list_query_update_and_signal(stack: Stack) -> No
         result = await stack.client.get_workflow_handle(spare_id).result()
         assert result["phase"] == Phase.RELEASED.value
         assert result["reason"] == "upgrade done"
+
+
+@pytest.mark.parametrize(
+    ("inputs", "given"),
+    [([], "with no input"), (['{"request_id": "a"}', '{"request_id": "b"}'], "with 2 inputs")],
+    ids=["no-input", "two-inputs"],
+)
+async def test_a_start_with_the_wrong_number_of_inputs_fails_at_once(
+    stack: Stack, inputs: list[str], given: str
+) -> None:
+    workflow_id = f"spare-lab-arity-{uuid.uuid4().hex[:8]}"
+    await temporal(
+        stack, "start", "--type", "PrepareSpare", "--task-queue", stack.task_queue,
+        "--workflow-id", workflow_id, *(arg for i in inputs for arg in ("--input", i)),
+    )  # fmt: skip
+    handle = stack.client.get_workflow_handle(workflow_id)
+    with pytest.raises(WorkflowFailureError) as caught:
+        await handle.result()
+    cause = caught.value.cause
+    assert isinstance(cause, ApplicationError) and cause.non_retryable
+    assert cause.type == "InvalidInput"
+    assert cause.message == (
+        "PrepareSpare takes one input (req, each one JSON document: temporal workflow start "
+        f"--input '{{...}}'); it was started {given}"
+    )
+    # Failed by the first workflow task, not retried: no task failure in its history.
+    history = await handle.fetch_history()
+    assert not [e for e in history.events if e.HasField("workflow_task_failed_event_attributes")]
+    # The API then answers for it like any ended spare instead of 502.
+    status = (await stack.client.get_workflow_handle(workflow_id).describe()).status
+    assert status is not None and status.name == "FAILED"
