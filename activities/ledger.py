@@ -21,6 +21,7 @@ from .timeouts import ActivityTimeouts, heartbeating
 
 LEDGER_WORKFLOW_TYPE = "InventoryLedger"
 RESERVE_UPDATE = "reserve"
+RESERVE_GROUP_UPDATE = "reserve_group"
 FREE_UPDATE = "free"
 CAPACITY_GRANTED_SIGNAL = "capacity_granted"
 
@@ -62,6 +63,30 @@ class ReserveResult(BaseModel):
     reason: str | None = None
 
 
+class GroupMember(BaseModel):
+    spare_id: str
+    request: VmRequest
+
+
+class ReserveGroupInput(BaseModel):
+    """All members of one request (`count: N`), reserved together or not at all."""
+
+    ledger_id: str
+    task_queue: str
+    inventory: str
+    members: list[GroupMember] = Field(min_length=1)
+    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+
+
+class ReserveGroupResult(BaseModel):
+    """`reserved` (every member holds a reservation) or nothing reserved, with why."""
+
+    status: Literal["reserved", "no_capacity", "never_fits"]
+    reservations: list[Reservation] = Field(default_factory=list)
+    placeable: int = Field(description="How many members could be placed together now")
+    reason: str | None = None
+
+
 class FreeInput(BaseModel):
     ledger_id: str
     task_queue: str
@@ -74,19 +99,56 @@ class FreeResult(BaseModel):
     freed: bool
 
 
+def ledger_start(inp: ReserveInput | ReserveGroupInput | FreeInput) -> WithStartWorkflowOperation:
+    """Start the inventory's ledger with the update when it is not running yet."""
+    return WithStartWorkflowOperation(
+        LEDGER_WORKFLOW_TYPE,
+        LedgerState(inventory=inp.inventory, timeouts=inp.timeouts),
+        id=inp.ledger_id,
+        task_queue=inp.task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        static_summary=f"Reservation ledger of inventory {inp.inventory}",
+    )
+
+
+async def reserve_group(client: Client, inp: ReserveGroupInput) -> ReserveGroupResult:
+    """Reserve every member in one ledger update, or none (called by the API before it starts
+    the members, which then find their reservations: the ledger is idempotent per spare)."""
+    result: ReserveGroupResult = await client.execute_update_with_start_workflow(
+        RESERVE_GROUP_UPDATE,
+        inp,
+        start_workflow_operation=ledger_start(inp),
+        id=f"reserve-group-{inp.members[0].spare_id}",
+        result_type=ReserveGroupResult,
+    )
+    return result
+
+
+async def free_group(client: Client, inp: ReserveGroupInput) -> None:
+    """Give back what `reserve_group` reserved (members that could not be started)."""
+    for member in inp.members:
+        free = FreeInput(
+            ledger_id=inp.ledger_id,
+            task_queue=inp.task_queue,
+            inventory=inp.inventory,
+            spare_id=member.spare_id,
+            timeouts=inp.timeouts,
+        )
+        await client.execute_update_with_start_workflow(
+            FREE_UPDATE,
+            free,
+            start_workflow_operation=ledger_start(free),
+            id=f"free-{member.spare_id}-unstarted",
+            result_type=FreeResult,
+        )
+
+
 class LedgerActivities:
     def __init__(self, client: Client) -> None:
         self._client = client
 
     def _start(self, inp: ReserveInput | FreeInput) -> WithStartWorkflowOperation:
-        return WithStartWorkflowOperation(
-            LEDGER_WORKFLOW_TYPE,
-            LedgerState(inventory=inp.inventory, timeouts=inp.timeouts),
-            id=inp.ledger_id,
-            task_queue=inp.task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            static_summary=f"Reservation ledger of inventory {inp.inventory}",
-        )
+        return ledger_start(inp)
 
     async def _update(self, update: str, inp: ReserveInput | FreeInput, update_id: str) -> Any:
         """Send an Update to the ledger, starting the ledger first if it is not running."""

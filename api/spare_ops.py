@@ -30,8 +30,10 @@ from temporalio.common import (
 from temporalio.exceptions import FailureError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.ledger import GroupMember, ReserveGroupInput, free_group, reserve_group
 from runtime.settings import Settings
-from workflows.names import CLUSTER, PREPARE_SPARE
+from workflows.names import CLUSTER, PREPARE_SPARE, ledger_workflow_id
+from workflows.prepare_spare import vm_request_for
 from workflows.spare_models import (
     Phase,
     ReleaseRequest,
@@ -40,7 +42,14 @@ from workflows.spare_models import (
     start_search_attributes,
 )
 
-from .errors import Code, InvalidInput, SpareConflict, SpareNotFound, TemporalUnavailable
+from .errors import (
+    Code,
+    InvalidInput,
+    NoCapacity,
+    SpareConflict,
+    SpareNotFound,
+    TemporalUnavailable,
+)
 from .inventory_check import check_hosts_exist, inventory_hosts
 from .temporal_client import is_unavailable
 
@@ -71,10 +80,16 @@ class PrepareBody(SpareRequest):
         description="How many spares; more than one are spread by anti-affinity "
         "(`anti_affinity_group` defaults to the request_id, scope host)",
     )
+    partial: bool = Field(
+        default=False,
+        description="With `count` > 1: false (default) reserves all N spares together or "
+        "none (409 `no_capacity` saying how many could be placed); true starts all N and each "
+        "takes a host if one is free, so some may fail with no_capacity",
+    )
 
     def members(self) -> list[SpareRequest]:
         """One request per spare; ids `<request_id>-<i>` when there is more than one."""
-        fields = self.model_dump(exclude={"count"}, exclude_unset=True)
+        fields = self.model_dump(exclude={"count", "partial"}, exclude_unset=True)
         if self.count == 1:
             return [SpareRequest.model_validate(fields)]
         fields["anti_affinity_group"] = self.anti_affinity_group or self.request_id
@@ -154,11 +169,20 @@ async def start_spares(client: Client, settings: Settings, body: PrepareBody) ->
         return await start_spare(client, settings, members[0])
     await check_request(settings, members[0])
     digest = hashlib.sha256(body.model_dump_json().encode()).hexdigest()
-    await _check_not_taken(client, members[0], digest)
-    started = await asyncio.gather(
-        *(_start_one(client, settings, m, digest, f" ({i + 1}/{len(members)})")
-          for i, m in enumerate(members))
-    )  # fmt: skip
+    started_before = await _already_started(client, members[0], digest)
+    # A repeated request finds its spares; one that waits for room has its members queue.
+    all_or_nothing = not (started_before or body.partial or body.wait_for_capacity)
+    group = await _reserve_all(client, settings, members) if all_or_nothing else None
+    try:
+        started = await asyncio.gather(
+            *(_start_one(client, settings, m, digest, f" ({i + 1}/{len(members)})")
+              for i, m in enumerate(members))
+        )  # fmt: skip
+    except Exception:
+        if group is not None:
+            # Members that did start will reserve again themselves; none over-commits.
+            await free_group(client, group)
+        raise
     return PrepareAccepted(
         spare_id=started[0].spare_id,
         workflow_id=started[0].workflow_id,
@@ -167,17 +191,46 @@ async def start_spares(client: Client, settings: Settings, body: PrepareBody) ->
     )
 
 
-async def _check_not_taken(client: Client, first: SpareRequest, digest: str) -> None:
+async def _reserve_all(
+    client: Client, settings: Settings, members: list[SpareRequest]
+) -> ReserveGroupInput:
+    """All members' hosts in one ledger update, or 409 `no_capacity` and nothing reserved."""
+    first = members[0]
+    group = ReserveGroupInput(
+        ledger_id=ledger_workflow_id(first.inventory),
+        task_queue=settings.task_queue,
+        inventory=first.inventory,
+        members=[
+            GroupMember(spare_id=m.spare_id, request=vm_request_for(m.spare_id, m)) for m in members
+        ],
+        timeouts=first.timeouts,
+    )
+    with temporal_errors(first.spare_id):
+        result = await reserve_group(client, group)
+    if result.status != "reserved":
+        raise NoCapacity(
+            f"{result.placeable} of {len(members)} spares can be placed now, not all of them: "
+            f'{result.reason}. Nothing was reserved; send "partial": true to take what fits, '
+            'or "wait_for_capacity": true to wait for room',
+            requested=len(members),
+            placeable=result.placeable,
+        )
+    return group
+
+
+async def _already_started(client: Client, first: SpareRequest, digest: str) -> bool:
+    """Whether this request's spares exist; 409 if their request_id was another request's."""
     with temporal_errors(first.spare_id):
         try:
             description = await client.get_workflow_handle(first.spare_id).describe()
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
-                return
+                return False
             raise
         existing = await description.memo_value(MEMO_REQUEST_HASH, default=None)
     if existing != digest:
         raise _conflict(first)
+    return True
 
 
 def _conflict(request: SpareRequest) -> SpareConflict:

@@ -20,10 +20,13 @@ with workflow.unsafe.imports_passed_through():
     from activities.ledger import (
         CAPACITY_GRANTED_SIGNAL,
         FREE_UPDATE,
+        RESERVE_GROUP_UPDATE,
         RESERVE_UPDATE,
         FreeInput,
         FreeResult,
         LedgerState,
+        ReserveGroupInput,
+        ReserveGroupResult,
         ReserveInput,
         ReserveResult,
         Waiter,
@@ -198,10 +201,49 @@ class InventoryLedger:
 
     @reserve.validator
     def validate_reserve(self, inp: ReserveInput) -> None:
-        if inp.inventory != self._state.inventory:
+        self._check_inventory(inp.inventory)
+
+    def _check_inventory(self, inventory: str) -> None:
+        if inventory != self._state.inventory:
             raise ValueError(
-                f"this ledger serves inventory '{self._state.inventory}', not '{inp.inventory}'"
+                f"this ledger serves inventory '{self._state.inventory}', not '{inventory}'"
             )
+
+    @workflow.update(name=RESERVE_GROUP_UPDATE)
+    async def reserve_group(self, inp: ReserveGroupInput) -> ReserveGroupResult:
+        """Every member of a request (`count: N`) or none: one placement of all of them, each
+        counting the members placed before it, recorded only if every one found a host."""
+        async with self._lock:
+            missing = [m for m in inp.members if m.spare_id not in self._state.reservations]
+            if missing:
+                result = await self._place_batch(
+                    [BatchRequest(spare_id=m.spare_id, request=m.request) for m in missing]
+                )
+                decisions = result.decisions
+                placeable = (
+                    len(inp.members) - len(missing) + sum(d.host is not None for d in decisions)
+                )
+                missed = next((d for d in decisions if d.host is None), None)
+                if missed is not None:
+                    # All or nothing: nothing new is recorded, so nothing has to be given back.
+                    return ReserveGroupResult(
+                        status="never_fits" if missed.never_fits else "no_capacity",
+                        placeable=placeable,
+                        reason=missed.summary,
+                    )
+                for member, decision in zip(missing, decisions, strict=True):
+                    self._record(member.spare_id, member.request, decision, show=False)
+                workflow.set_current_details(self._details())
+            # Members held already (a repeated request) keep what they were given.
+            return ReserveGroupResult(
+                status="reserved",
+                reservations=[self._state.reservations[m.spare_id] for m in inp.members],
+                placeable=len(inp.members),
+            )
+
+    @reserve_group.validator
+    def validate_reserve_group(self, inp: ReserveGroupInput) -> None:
+        self._check_inventory(inp.inventory)
 
     @workflow.update(name=FREE_UPDATE)
     async def free(self, inp: FreeInput) -> FreeResult:

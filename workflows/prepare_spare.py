@@ -259,7 +259,7 @@ class PrepareSpare:
                 task_queue=workflow.info().task_queue,
                 inventory=req.inventory,
                 spare_id=spare_id,
-                request=_vm_request(spare_id, req),
+                request=vm_request_for(spare_id, req),
                 wait_for_capacity=req.wait_for_capacity,
                 priority=req.priority,
                 timeouts=req.timeouts,
@@ -503,7 +503,8 @@ class PrepareSpare:
         self._show(self._detail)
 
 
-def _vm_request(spare_id: str, req: SpareRequest) -> VmRequest:
+def vm_request_for(spare_id: str, req: SpareRequest) -> VmRequest:
+    """What placement is asked for this spare (the ledger, and the API for a whole request)."""
     return VmRequest(
         name=spare_id,
         cpu=req.cpu,

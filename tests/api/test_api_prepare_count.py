@@ -6,8 +6,10 @@ from typing import Any
 
 import httpx
 
+from placement.reservations import Reservation
 from tests.api.api_helpers import LiveStack, spare_body
 from tests.helpers import assert_eventually
+from workflows.names import ledger_workflow_id
 
 
 async def test_three_spares_land_on_three_hosts_and_the_body_is_idempotent(
@@ -37,11 +39,36 @@ async def test_three_spares_land_on_three_hosts_and_the_body_is_idempotent(
         await client.get_workflow_handle(spare_id).terminate("test over")
 
 
-async def test_more_spares_than_hosts_fail_the_extra_one_with_the_reason(
+async def test_more_spares_than_hosts_is_409_and_nothing_is_reserved_or_started(
     live: LiveStack,
 ) -> None:
-    """Three general hosts take a shared VM (one is cordoned, one dedicated): one of four fails."""
+    """Three general hosts take a shared VM (one is cordoned, one dedicated): four cannot all
+    be placed, so by default none is."""
     body = spare_body(inventory=live.stack.inventory, count=4, pool="general")
+    answer = await live.api.post("/v1/spares", json=body)
+    assert answer.status_code == 409, answer.text
+    problem = answer.json()
+    assert (problem["code"], problem["requested"], problem["placeable"]) == ("no_capacity", 4, 3)
+    assert problem["detail"].startswith("3 of 4 spares can be placed now, not all of them: ")
+    assert "anti_affinity" in problem["detail"] and '"partial": true' in problem["detail"]
+    client = live.stack.client
+    runs = [
+        w
+        async for w in client.list_workflows(
+            f"WorkflowId STARTS_WITH 'spare-lab-{body['request_id']}'"
+        )
+    ]
+    assert runs == []
+    ledger = client.get_workflow_handle(ledger_workflow_id(live.stack.inventory))
+    held = await ledger.query("reservations", result_type=list[Reservation])
+    assert not [r for r in held if r.spare_id.startswith(f"spare-lab-{body['request_id']}")]
+
+
+async def test_with_partial_more_spares_than_hosts_fail_the_extra_one_with_the_reason(
+    live: LiveStack,
+) -> None:
+    """`partial: true` keeps the first behaviour: each member takes a host if one is free."""
+    body = spare_body(inventory=live.stack.inventory, count=4, pool="general", partial=True)
     ids = (await live.api.post("/spare/prepare", json=body)).json()["spares"]
 
     async def settled(spare_id: str) -> dict[str, Any]:
