@@ -88,9 +88,15 @@ class HttpInventory:
 
 
 def inventory_source(spec: str, http: HttpClient | None = None) -> InventorySource:
-    """A URL (http:// or https://) or a file path, as written in the settings."""
+    """A URL (http:// or https://), `libvirt:<site.yaml>` (read from the hypervisors) or a
+    file path, as written in the settings."""
     if spec.startswith(("http://", "https://")):
         return HttpInventory(spec, http=http)
+    if spec.startswith("libvirt:"):
+        # Imported here: only a libvirt site needs it.
+        from .libvirt_inventory import LibvirtInventory
+
+        return LibvirtInventory(Path(spec.removeprefix("libvirt:")))
     return FileInventory(Path(spec))
 
 

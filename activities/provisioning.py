@@ -12,6 +12,7 @@ import contextlib
 import contextvars
 import functools
 import os
+import re
 import shutil
 import sysconfig
 import tempfile
@@ -35,6 +36,18 @@ TRANSIENT_MARKER = "TRANSIENT:"
 HEARTBEAT_EVERY_SECONDS = 5.0
 
 Progress = Callable[[str], None]
+
+# Python modules the provider collections import, by the package that provides them.
+PYTHON_PACKAGES = {"libvirt": "libvirt-python", "proxmoxer": "proxmoxer", "lxml": "lxml"}
+# Messages of problems no retry can heal: the worker's environment or the site settings lack
+# something. Each pattern's group names the missing piece.
+_MISSING_MODULE = (
+    re.compile(r"`?([\w.]+)`? (?:module|library) is not importable"),
+    re.compile(r"Failed to import the required Python library \(([\w.-]+)\)"),
+    re.compile(r"No module named '([\w.]+)'"),
+)
+_MISSING_COLLECTION = re.compile(r"couldn't resolve module/action '(\w+\.\w+)\.\w+'")
+_UNDEFINED = re.compile(r"'(\w+)' is undefined")
 
 
 class VmSpec(BaseModel):
@@ -72,6 +85,26 @@ class DestroyVmInput(BaseModel):
 
 class DescribeVmInput(BaseModel):
     name: str
+
+
+def configuration_problem(message: str) -> str | None:
+    """What to install or set, when `message` says the worker or the site lacks something."""
+    for pattern in _MISSING_MODULE:
+        if found := pattern.search(message):
+            module = found.group(1).split(".")[0]
+            package = PYTHON_PACKAGES.get(module, module)
+            return (
+                f"the Python module '{module}' is missing where the playbooks run: "
+                f"install it into the worker's environment (pip install {package})"
+            )
+    if found := _MISSING_COLLECTION.search(message):
+        return (
+            f"the Ansible collection {found.group(1)} is not installed: install it "
+            "(`make collections` extracts it) and point ANSIBLE_COLLECTIONS_PATH at it"
+        )
+    if found := _UNDEFINED.search(message):
+        return f"the playbook variable '{found.group(1)}' is not set: add it to ansible_extravars"
+    return None
 
 
 class ProvisioningFailed(Exception):
@@ -237,18 +270,38 @@ class AnsibleProvisioner:
         )
         try:
             runner = await run_stoppable(run, cancelled, self._executor)
+            # Read before the artifacts go: a run that stopped before any task said why only there.
+            stopped = None if runner.status == "successful" else _last_error(runner)
         finally:
             shutil.rmtree(private_dir, ignore_errors=True)
         outcome = _RunOutcome(status=runner.status, rc=runner.rc, **collected)
         if outcome.status == "successful":
             return outcome
-        message = outcome.failure or f"{playbook} ended with status {outcome.status}"
+        message = outcome.failure or stopped or f"{playbook} ended with status {outcome.status}"
+        if hint := configuration_problem(message):
+            # However the playbook labelled it, a missing piece does not appear by waiting.
+            raise ProvisioningFailed(f"{hint} ({_first_line(message)})", transient=False)
         if message.startswith(TRANSIENT_MARKER):
             raise ProvisioningFailed(message.removeprefix(TRANSIENT_MARKER).strip(), transient=True)
-        # An unreachable host or a run that never reached a task (status "failed" with no
-        # failed task) may heal; a task that failed with its own message will not.
-        transient = outcome.unreachable or outcome.failure is None
+        # An unreachable host or a run that stopped before any task without saying why (a
+        # killed process) may heal; a task that failed with its own message will not.
+        transient = outcome.unreachable or (outcome.failure is None and stopped is None)
         raise ProvisioningFailed(message, transient=transient)
+
+
+def _last_error(runner: Any) -> str | None:
+    """The ERROR! line ansible-playbook prints when it stops before any task (no event)."""
+    try:
+        text = runner.stdout.read()
+    except (AttributeError, OSError, ValueError):
+        return None
+    # ansible-core 2.19 writes "[ERROR]: ...", earlier releases "ERROR! ...".
+    errors = [line for line in text.splitlines() if line.startswith(("ERROR!", "[ERROR]:"))]
+    return errors[-1].split(maxsplit=1)[-1].strip() if errors else None
+
+
+def _first_line(message: str) -> str:
+    return message.removeprefix(TRANSIENT_MARKER).strip().splitlines()[0][:300]
 
 
 class ProvisioningActivities:

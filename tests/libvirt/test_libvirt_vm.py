@@ -1,18 +1,19 @@
 """A real, tiny qemu domain created and destroyed through the libvirt playbook variant.
 
-Optional (marker `libvirt`, not in `make test`): `make test-libvirt` installs libvirt and
-qemu from Debian, libvirt-python into the venv, extracts community.libvirt, starts libvirtd
-and runs this. The domain is software-emulated (`qemu`), diskless and without a NIC, so it
-needs neither /dev/kvm nor an image nor a network.
+Runs against the session's libvirtd (tests/libvirt/conftest.py). The domain is
+software-emulated (`qemu`), diskless and without a NIC, so it needs neither /dev/kvm nor an
+image nor a network: it shows create, describe and destroy without paying for a boot.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from temporalio.testing import ActivityEnvironment
 
+from activities.libvirt_inventory import LibvirtInventory
 from activities.provisioning import (
     AnsibleProvisioner,
     CreateVmInput,
@@ -21,37 +22,19 @@ from activities.provisioning import (
     ProvisioningActivities,
     VmSpec,
 )
-from tests.libvirt.collections import collections_path, installed
+from tests.libvirt.conftest import URI
 
 pytestmark = pytest.mark.libvirt
 
 REPO = Path(__file__).resolve().parents[2]
-URI = "qemu:///system"
-
-
-def libvirt_or_skip() -> None:
-    try:
-        import libvirt
-    except ImportError:
-        libvirt = None
-    # Without libvirt-python, `libvirt` can resolve to this test directory (a namespace package).
-    if libvirt is None or not hasattr(libvirt, "open"):
-        pytest.skip("libvirt-python is not installed: run `make test-libvirt`")
-    if not installed(collections_path()):
-        pytest.skip(f"community.libvirt is not in {collections_path()}: run `make collections`")
-    try:
-        libvirt.open(URI).close()
-    except libvirt.libvirtError as err:
-        pytest.skip(f"libvirtd does not answer at {URI}: {err}")
 
 
 async def test_a_qemu_domain_is_created_found_and_destroyed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, libvirt_uri: str, libvirt_collections: Path
 ) -> None:
-    libvirt_or_skip()
     import libvirt
 
-    monkeypatch.setenv("ANSIBLE_COLLECTIONS_PATH", str(collections_path()))
+    monkeypatch.setenv("ANSIBLE_COLLECTIONS_PATH", str(libvirt_collections))
     provisioner = AnsibleProvisioner(
         playbook_dir=REPO / "playbooks",
         provider="libvirt",
@@ -61,6 +44,7 @@ async def test_a_qemu_domain_is_created_found_and_destroyed(
             "libvirt_interface_type": "none",
             "libvirt_ip_wait_seconds": "0",
             "libvirt_manage_disks": "false",
+            "libvirt_hosts": "localhost",
         },
         artifacts_root=tmp_path,
     )
@@ -75,6 +59,16 @@ async def test_a_qemu_domain_is_created_found_and_destroyed(
             assert conn.lookupByName(name).isActive()
         finally:
             conn.close()
+        # The libvirt inventory reads the same libvirtd: the domain is virtflow's, and counts.
+        site = tmp_path / "site.yaml"
+        site.write_text(f"hosts: [{{name: localhost, uri: '{URI}', pool: general}}]\n")
+        snapshot = await LibvirtInventory(site).load()
+        (host,) = snapshot["hosts"]
+        assert host["cpu_capacity"] == os.cpu_count()
+        assert host["cpu_allocated"] >= 1
+        assert host["memory_mb_allocated"] >= 64
+        assert {"name": name, "host": "localhost", "group": None} in snapshot["existing_vms"]
+        assert 4242 in snapshot["used_vmids"]
         again = await ActivityEnvironment().run(activities.create_vm, CreateVmInput(spec=spec))
         assert again == facts
         described = await ActivityEnvironment().run(

@@ -1,0 +1,185 @@
+"""An inventory read from the hypervisors themselves: libvirt hosts, their capacity and load.
+
+Placement on a real site must not work from hand-kept numbers. This source asks each host's
+libvirtd for its CPUs and memory and for its running domains' vCPUs and memory; what libvirt
+cannot know (pool, labels, taints, rack, allocation ratios, quota) comes from a small YAML
+file, the site description:
+
+    uri_template: qemu+ssh://root@{host}/system   # optional, this is the default
+    hosts:
+      - name: kvm-01
+        uri: qemu:///system                       # optional, overrides uri_template
+        pool: general
+        rack: r1
+        labels: {topology.kubernetes.io/zone: a}
+        taints: []
+        cpu_allocation_ratio: 4.0
+        memory_allocation_ratio: 1.0
+        vm_quota: 20
+
+A domain is virtflow's when its XML carries virtflow's metadata element (the libvirt playbook
+writes it): those are the `existing_vms`, with their anti-affinity group and VM id, and the
+orphan sweep's view of the VMs. Settings name it `libvirt:/path/to/site.yaml`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from temporalio.exceptions import ApplicationError
+
+from .inventory import invalid
+
+SCHEME = "libvirt:"
+# The namespace of the <metadata> element the domain template writes.
+VM_XMLNS = "https://virtflow.dev/xmlns/vm/1"
+DEFAULT_URI_TEMPLATE = "qemu+ssh://root@{host}/system"
+# Libvirt's domain state "running" and the ones that still hold their memory and vCPUs.
+_HOLDING_STATES = frozenset({1, 2, 3, 7})  # running, blocked, paused, pmsuspended
+
+
+class SiteHost(BaseModel):
+    """What the site says about one host; the numbers come from libvirt."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    uri: str | None = None
+    pool: str | None = None
+    rack: str | None = None
+    dedicated: bool = False
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: list[dict[str, str]] = Field(default_factory=list)
+    cpu_allocation_ratio: float | None = Field(default=None, gt=0)
+    memory_allocation_ratio: float | None = Field(default=None, gt=0)
+    gpu_capacity: int = Field(default=0, ge=0)
+    vm_quota: int | None = Field(default=None, ge=0)
+    unschedulable: bool = False
+
+
+class Site(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    uri_template: str = DEFAULT_URI_TEMPLATE
+    hosts: list[SiteHost] = Field(min_length=1)
+
+    def uri(self, host: SiteHost) -> str:
+        return host.uri or self.uri_template.replace("{host}", host.name)
+
+
+def _libvirt() -> Any:
+    try:
+        import libvirt
+    except ImportError:
+        libvirt = None
+    if libvirt is None or not hasattr(libvirt, "open"):
+        raise ApplicationError(
+            "inventory libvirt: the Python module 'libvirt' is missing: install it into the "
+            "worker's environment (apt-get install libvirt-dev pkg-config; pip install "
+            "libvirt-python)",
+            type="InventoryMisconfigured",
+            non_retryable=True,
+        )
+    return libvirt
+
+
+def _metadata(domain: Any, libvirt: Any) -> ET.Element | None:
+    try:
+        text = domain.metadata(libvirt.VIR_DOMAIN_METADATA_ELEMENT, VM_XMLNS)
+    except libvirt.libvirtError:
+        return None  # not virtflow's
+    return ET.fromstring(text)
+
+
+def _child_text(element: ET.Element, tag: str) -> str | None:
+    child = element.find(f"{{{VM_XMLNS}}}{tag}")
+    if child is None:
+        child = element.find(tag)  # libvirt may hand the element back without its prefix
+    return child.text if child is not None and child.text else None
+
+
+def read_host(site: Site, host: SiteHost) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One host in the placement form, and virtflow's domains on it. Blocking (libvirt)."""
+    libvirt = _libvirt()
+    uri = site.uri(host)
+    try:
+        conn = libvirt.openReadOnly(uri)
+    except libvirt.libvirtError as err:
+        raise ApplicationError(
+            f"inventory libvirt: host {host.name} ({uri}) does not answer: "
+            f"{err.get_error_message()}",
+            type="InventoryUnavailable",
+        ) from None
+    try:
+        _model, memory_mb, cpus, *_ = conn.getInfo()
+        cpu_allocated = memory_allocated = running = 0
+        vms: list[dict[str, Any]] = []
+        for domain in conn.listAllDomains():
+            state, max_kib, _mem, vcpus, _time = domain.info()
+            holds = state in _HOLDING_STATES
+            if holds:
+                running += 1
+                cpu_allocated += vcpus
+                memory_allocated += max_kib // 1024
+            meta = _metadata(domain, libvirt)
+            if meta is not None:
+                vmid = _child_text(meta, "vmid")
+                vms.append(
+                    {
+                        "name": domain.name(),
+                        "host": host.name,
+                        "group": _child_text(meta, "group"),
+                        "vmid": int(vmid) if vmid else None,
+                        "running": holds,
+                    }
+                )
+    finally:
+        conn.close()
+    placed = host.model_dump(exclude={"uri"}, exclude_none=True)
+    placed.update(
+        cpu_capacity=cpus,
+        cpu_allocated=cpu_allocated,
+        memory_mb_capacity=memory_mb,
+        memory_mb_allocated=memory_allocated,
+        vm_count=running,
+    )
+    return placed, vms
+
+
+class LibvirtInventory:
+    """The placement JSON form of a site of libvirt hosts, read live on every load."""
+
+    def __init__(self, site_file: Path) -> None:
+        self.site_file = site_file
+
+    def _site(self) -> Site:
+        where = f"{SCHEME}{self.site_file}"
+        try:
+            doc = yaml.safe_load(self.site_file.read_text())
+        except FileNotFoundError:
+            raise invalid(where, "file not found") from None
+        except (OSError, yaml.YAMLError) as err:
+            raise invalid(where, f"cannot read: {err}") from err
+        try:
+            return Site.model_validate(doc)
+        except ValidationError as err:
+            raise invalid(where, str(err)) from None
+
+    async def load(self) -> dict[str, Any]:
+        site = self._site()
+        # One thread per host: a slow host does not hold up the others.
+        read = await asyncio.gather(
+            *(asyncio.to_thread(read_host, site, host) for host in site.hosts)
+        )
+        hosts = [placed for placed, _ in read]
+        vms = [vm for _, host_vms in read for vm in host_vms]
+        return {
+            "hosts": hosts,
+            "existing_vms": [{k: vm[k] for k in ("name", "host", "group")} for vm in vms],
+            "used_vmids": sorted({vm["vmid"] for vm in vms if vm["vmid"] is not None}),
+        }

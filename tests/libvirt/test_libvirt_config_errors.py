@@ -1,0 +1,100 @@
+"""A site that lacks a piece fails the libvirt playbooks at once, saying what to install or set.
+
+Each case runs the real playbook with the real community.libvirt; the missing Python module
+is made missing for the module's interpreter only (a package on its PYTHONPATH whose import
+fails), so no libvirtd is needed: the module stops before it connects.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from activities.provisioning import (
+    AnsibleProvisioner,
+    CreateVmInput,
+    DescribeVmInput,
+    ProvisioningActivities,
+    VmSpec,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC = VmSpec(name="spare-x-r1", host="localhost", cpu=1, memory_mb=64)
+
+
+def interpreter_without(module: str, tmp_path: Path) -> Path:
+    """This Python, except that importing `module` fails as it does where it is missing."""
+    blocked = tmp_path / "blocked" / module
+    blocked.mkdir(parents=True)
+    (blocked / "__init__.py").write_text(f'raise ImportError("No module named {module!r}")\n')
+    script = tmp_path / "python"
+    script.write_text(f'#!/bin/sh\nPYTHONPATH="{blocked.parent}" exec {sys.executable} "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
+
+
+def activities(tmp_path: Path, **extravars: str) -> ProvisioningActivities:
+    return ProvisioningActivities(
+        AnsibleProvisioner(
+            playbook_dir=REPO / "playbooks",
+            provider="libvirt",
+            extravars={"libvirt_uri_template": "qemu:///system", **extravars},
+            artifacts_root=tmp_path / "runs",
+        )
+    )
+
+
+async def failure(call: object) -> ApplicationError:
+    with pytest.raises(ApplicationError) as raised:
+        await call  # type: ignore[misc]
+    return raised.value
+
+
+@pytest.mark.parametrize(("module", "package"), [("lxml", "lxml"), ("libvirt", "libvirt-python")])
+async def test_a_missing_python_module_is_a_configuration_error(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    libvirt_collections: Path,
+    module: str,
+    package: str,
+) -> None:
+    monkeypatch.setenv("ANSIBLE_COLLECTIONS_PATH", str(libvirt_collections))
+    python = interpreter_without(module, tmp_path)
+    acts = activities(tmp_path, ansible_python_interpreter=str(python))
+    err = await failure(ActivityEnvironment().run(acts.create_vm, CreateVmInput(spec=SPEC)))
+    assert err.non_retryable
+    assert err.type == "ProvisioningFailed"
+    assert f"pip install {package}" in str(err)
+
+
+async def test_a_missing_collection_is_a_configuration_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "no-collections"
+    empty.mkdir()
+    monkeypatch.setenv("ANSIBLE_COLLECTIONS_PATH", str(empty))
+    monkeypatch.setenv("ANSIBLE_COLLECTIONS_SCAN_SYS_PATH", "false")
+    err = await failure(
+        ActivityEnvironment().run(activities(tmp_path).create_vm, CreateVmInput(spec=SPEC))
+    )
+    assert err.non_retryable
+    assert "community.libvirt" in str(err)
+    assert "ANSIBLE_COLLECTIONS_PATH" in str(err)
+
+
+async def test_describe_without_hosts_to_look_on_says_what_to_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, libvirt_collections: Path
+) -> None:
+    monkeypatch.setenv("ANSIBLE_COLLECTIONS_PATH", str(libvirt_collections))
+    err = await failure(
+        ActivityEnvironment().run(activities(tmp_path).describe_vm, DescribeVmInput(name=SPEC.name))
+    )
+    assert err.non_retryable
+    assert "libvirt_hosts" in str(err)
+    assert os.fspath(tmp_path) not in str(err)
