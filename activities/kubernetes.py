@@ -14,7 +14,7 @@ import uuid
 from collections.abc import AsyncGenerator, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import httpx2
 import msgspec
@@ -68,6 +68,25 @@ class WaitNodeReadyInput(BaseModel):
     # None: wait until Ready (the workflow's start_to_close bounds it). Set: return a
     # not-ready result after that long, so the workflow can publish progress and decide.
     max_wait_seconds: float | None = Field(default=None, gt=0)
+    # Labels and taints to apply once Ready (and the spare's join token to delete).
+    adopt: NodeAdoption | None = None
+
+
+class NodeAdoption(BaseModel):
+    """What virtflow makes sure a spare's Node carries once it is Ready: the spare's labels,
+    and the labels and taints of the site template it was made from."""
+
+    labels: dict[str, str] = Field(default_factory=dict)
+    template: str | None = None
+    pool: str | None = None
+
+
+class NodeAdopter(Protocol):
+    """The site's side of a join (activities/vm_join.py): adopt a Ready Node, forget a spare."""
+
+    async def adopt(self, node_name: str, adoption: NodeAdoption) -> None: ...
+
+    async def forget(self, node_name: str) -> None: ...
 
 
 class NodeReadyResult(BaseModel):
@@ -88,6 +107,10 @@ class UnhealthySparesResult(BaseModel):
     cluster: str
     total: int
     unhealthy: list[str] = Field(default_factory=list)
+
+
+class CheckNodeReadyInput(NodeNameInput):
+    adopt: NodeAdoption | None = None
 
 
 def readiness_gaps(node: Node | Mapping[str, Any] | None) -> list[str]:
@@ -178,9 +201,11 @@ class KubernetesActivities:
     # connection hangs half-open without an error.
     resync_seconds = 300
 
-    def __init__(self, kubeconfig: Path | None) -> None:
+    def __init__(self, kubeconfig: Path | None, adopter: NodeAdopter | None = None) -> None:
         self._kubeconfig = kubeconfig
         self._client: AsyncClient | None = None
+        # Set where spares join from site templates (bootstrap tokens, labels, taints).
+        self.adopter = adopter
 
     def _kube(self) -> AsyncClient:
         if self._client is None:
@@ -195,6 +220,10 @@ class KubernetesActivities:
                     non_retryable=True,
                 ) from exc
         return self._client
+
+    def client(self) -> AsyncClient:
+        """The worker's one Kubernetes client (the site's join steps share it)."""
+        return self._kube()
 
     async def close(self) -> None:
         if self._client is not None:
@@ -220,17 +249,25 @@ class KubernetesActivities:
                     )
         finally:
             beat.cancel()
+        await self._adopt(inp.node_name, inp.adopt)
         return NodeReadyResult(node_name=inp.node_name, ready=True, missing=[])
 
     @activity.defn
-    async def check_node_ready(self, inp: NodeNameInput) -> NodeReadyResult:
+    async def check_node_ready(self, inp: CheckNodeReadyInput) -> NodeReadyResult:
         """One look at the Node, without waiting: run as a local activity right after the VM
         is created, so a Node that is Ready by then needs no readiness probe."""
         with _classified():
             listing = self._kube().list(Node, fields={"metadata.name": inp.node_name})
             nodes = [node async for node in listing]
         gaps = readiness_gaps(nodes[0] if nodes else None)
+        if not gaps:
+            await self._adopt(inp.node_name, inp.adopt)
         return NodeReadyResult(node_name=inp.node_name, ready=not gaps, missing=gaps)
+
+    async def _adopt(self, node_name: str, adoption: NodeAdoption | None) -> None:
+        if self.adopter is not None and adoption is not None:
+            with _classified():
+                await self.adopter.adopt(node_name, adoption)
 
     async def _until_ready(self, inp: WaitNodeReadyInput, progress: _Progress) -> None:
         """List, then watch from the list's version; on any failure re-list after a backoff."""
@@ -368,6 +405,10 @@ class KubernetesActivities:
         """Idempotent: 404 means an earlier attempt (or someone else) already did it."""
         with _classified(ignore=frozenset({404})):
             await self._kube().delete(Node, inp.node_name)
+        if self.adopter is not None:
+            # A spare that never became Ready still has its join token: it goes with the Node.
+            with _classified():
+                await self.adopter.forget(inp.node_name)
 
     @activity.defn
     async def list_spare_nodes(self) -> list[str]:

@@ -61,7 +61,12 @@ class VmSpec(BaseModel):
     labels: dict[str, str] = Field(default_factory=dict)
     image: str | None = None
     network: str | None = None
+    # Filled in by the create activity from the site template, never by a workflow: the user
+    # data carries the join token.
     user_data: str | None = None
+    # The site template to build the VM from (activities/vm_templates.py); None: the pool's.
+    template: str | None = None
+    pool: str | None = None
 
 
 class VmFacts(BaseModel):
@@ -248,7 +253,7 @@ class AnsibleProvisioner:
             if name == "playbook_on_task_start" and progress is not None:
                 loop.call_soon_threadsafe(progress, str(data.get("task", "")), context=context)
             elif name == "runner_on_failed" and not data.get("ignore_errors"):
-                collected["failure"] = str(data.get("res", {}).get("msg", "task failed"))
+                collected["failure"] = _task_failure(data)
             elif name == "runner_on_unreachable":
                 collected["unreachable"] = True
                 collected["failure"] = str(data.get("res", {}).get("msg", "host unreachable"))
@@ -260,8 +265,9 @@ class AnsibleProvisioner:
             ansible_runner.run,
             private_data_dir=str(private_dir),
             playbook=str(self.playbook_dir / playbook),
-            # Site variables are the operator's and may be templates; the request's are data.
-            extravars={**self.extravars, **as_data(extravars), "provider": self.provider},
+            # Site variables are the operator's and may be templates; the request's are data,
+            # and a request's null leaves the site's value alone.
+            extravars={**self.extravars, **as_data(_given(extravars)), "provider": self.provider},
             envvars=ansible_envvars(),
             settings={"pexpect_timeout": 0.5, "suppress_ansible_output": True},
             quiet=True,
@@ -289,6 +295,20 @@ class AnsibleProvisioner:
         raise ProvisioningFailed(message, transient=transient)
 
 
+def _task_failure(data: dict[str, Any]) -> str:
+    """The failed task's message; for a command, which task and the last line it wrote."""
+    res = data.get("res") or {}
+    message = str(res.get("msg") or f"task '{data.get('task', '?')}' failed")
+    stderr = str(res.get("stderr") or "").strip()
+    if stderr:
+        message += f" ({data.get('task', 'command')}: {stderr.splitlines()[-1][:300]})"
+    return message
+
+
+def _given(extravars: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in extravars.items() if value is not None}
+
+
 def _last_error(runner: Any) -> str | None:
     """The ERROR! line ansible-playbook prints when it stops before any task (no event)."""
     try:
@@ -304,18 +324,27 @@ def _first_line(message: str) -> str:
     return message.removeprefix(TRANSIENT_MARKER).strip().splitlines()[0][:300]
 
 
+class SpecPreparer(Protocol):
+    """Fills a spec in from the site's template (activities/vm_join.py)."""
+
+    async def prepare(self, spec: VmSpec) -> VmSpec: ...
+
+
 class ProvisioningActivities:
     """The Temporal face of a provisioner: heartbeats, cancellation, retry decisions."""
 
-    def __init__(self, provisioner: Provisioner) -> None:
+    def __init__(self, provisioner: Provisioner, joiner: SpecPreparer | None = None) -> None:
         self.provisioner = provisioner
+        self.joiner = joiner
 
     @activity.defn
     async def create_vm(self, input: CreateVmInput) -> VmFacts:
+        # A workflow never sends user data; the site's template supplies it (with a token).
+        spec = input.spec.model_copy(update={"user_data": None})
+        if self.joiner is not None:
+            spec = await self.joiner.prepare(spec)
         # Idempotent by name: the playbook answers with the existing VM on a retry.
-        return await self._guarded(
-            lambda progress: self.provisioner.create_vm(input.spec, progress)
-        )
+        return await self._guarded(lambda progress: self.provisioner.create_vm(spec, progress))
 
     @activity.defn
     async def destroy_vm(self, input: DestroyVmInput) -> None:

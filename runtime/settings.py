@@ -22,6 +22,7 @@ from pydantic_settings import (
 
 from activities.event_bus import EventBusConfig
 from activities.notify import ReceiverConfig
+from activities.vm_templates import SiteTemplates, VmTemplate
 from workflows.names import TASK_QUEUE
 
 CONFIG_ENV = "VIRTFLOW_CONFIG"
@@ -104,6 +105,14 @@ class Settings(BaseSettings):
     )
     """Site variables passed to every playbook run."""
 
+    vm_templates: dict[str, VmTemplate] = Field(default_factory=dict)
+    """The kinds of VM the site offers, by name: base image, network, cloud-init user-data
+    template, Node labels and taints, the API server as VMs reach it. A request may choose
+    one by name (`template`); `default` (or the pool's) otherwise. Empty: no user data, the
+    provider's defaults (the lab)."""
+    pool_templates: dict[str, str] = Field(default_factory=dict)
+    """Pool -> template name, for requests of that pool that name no template."""
+
     gitlab_url: str = "http://127.0.0.1:8093"
     """GitLab base URL (provisioner `gitlab`); the default is the lab GitLab of `virtflow dev`."""
     gitlab_project: str = "virtflow/vm-pipelines"
@@ -181,6 +190,11 @@ class Settings(BaseSettings):
             raise ValueError(
                 "temporal_tls_client_cert and temporal_tls_client_key must be set together"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _templates(self) -> Settings:
+        SiteTemplates(self.vm_templates, self.pool_templates)  # raises on a broken one
         return self
 
     @model_validator(mode="after")

@@ -27,6 +27,8 @@ from activities.notify import NotifyActivities
 from activities.placement import PlacementActivities
 from activities.provisioning import AnsibleProvisioner, Provisioner, ProvisioningActivities
 from activities.reconcile import ReconcileActivities
+from activities.vm_join import Joiner, cluster_endpoint
+from activities.vm_templates import SiteTemplates
 from placement.policy import load_policy
 from runtime.settings import Settings
 from workflows.ledger import InventoryLedger
@@ -78,8 +80,18 @@ def build_activities(
         inventories=inventories,
         policy=load_policy(settings.policy_path) if settings.policy_path else None,
     )
-    provisioning = ProvisioningActivities(build_provisioner(settings, http))
     kube = KubernetesActivities(settings.kubeconfig)
+    joiner = None
+    if settings.vm_templates:
+        # Spares join from the site's templates: a bootstrap token per spare, the Node adopted.
+        kubeconfig = settings.kubeconfig
+        joiner = Joiner(
+            SiteTemplates(settings.vm_templates, settings.pool_templates),
+            kube=kube.client,
+            endpoint=lambda: cluster_endpoint(kubeconfig),
+        )
+        kube.adopter = joiner
+    provisioning = ProvisioningActivities(build_provisioner(settings, http), joiner)
     bus = settings.event_bus
     notify = NotifyActivities(settings.receivers, http, event_bus=bus.route if bus else None)
     event_bus = EventBusActivities(bus)

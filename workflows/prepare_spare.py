@@ -28,8 +28,9 @@ with workflow.unsafe.imports_passed_through():
     from activities import metrics
     from activities.kubernetes import (
         SPARE_LABEL,
+        CheckNodeReadyInput,
         KubernetesActivities,
-        NodeNameInput,
+        NodeAdoption,
         NodeReadyResult,
         WaitNodeReadyInput,
     )
@@ -303,11 +304,9 @@ class PrepareSpare:
             gpu=req.gpu,
             vmid=reservation.vmid,
             group=req.anti_affinity_group,
-            labels={
-                SPARE_LABEL: "true",
-                "virtflow.io/spare-id": spare_id,
-                "virtflow.io/cluster": req.cluster,
-            },
+            labels=_spare_labels(spare_id, req),
+            template=req.template,
+            pool=req.pool,
         )
         return await workflow.execute_activity_method(
             ProvisioningActivities.create_vm,
@@ -322,7 +321,7 @@ class PrepareSpare:
         deadline = workflow.now() + timedelta(seconds=req.ready_timeout_seconds)
         missing = ["node not registered"]
         if self._ready_check_first:
-            first = await self._check_ready_now(spare_id)
+            first = await self._check_ready_now(spare_id, req)
             if first is not None and first.ready:
                 return
             missing = first.missing if first is not None else missing
@@ -339,7 +338,9 @@ class PrepareSpare:
             probe: NodeReadyResult = await workflow.execute_activity_method(
                 KubernetesActivities.wait_node_ready,
                 WaitNodeReadyInput(
-                    node_name=spare_id, max_wait_seconds=min(READY_PROBE, remaining)
+                    node_name=spare_id,
+                    max_wait_seconds=min(READY_PROBE, remaining),
+                    adopt=_adoption(spare_id, req),
                 ),
                 start_to_close_timeout=timedelta(seconds=min(READY_PROBE, remaining) + 30),
                 heartbeat_timeout=req.timeouts.heartbeat,
@@ -351,14 +352,14 @@ class PrepareSpare:
                 missing = probe.missing
                 self._waiting(missing)
 
-    async def _check_ready_now(self, spare_id: str) -> NodeReadyResult | None:
+    async def _check_ready_now(self, spare_id: str, req: SpareRequest) -> NodeReadyResult | None:
         """One look at the Node, answered within this workflow task. None when the look
         failed: that only means "not known yet", and the probes retry it properly."""
         self._attributes_wait = True  # the phase to publish depends on the answer
         try:
             return await workflow.execute_local_activity_method(
                 KubernetesActivities.check_node_ready,
-                NodeNameInput(node_name=spare_id),
+                CheckNodeReadyInput(node_name=spare_id, adopt=_adoption(spare_id, req)),
                 start_to_close_timeout=READY_CHECK_TIMEOUT,
                 retry_policy=RetryPolicy(maximum_attempts=1),
             )
@@ -518,6 +519,19 @@ def vm_request_for(spare_id: str, req: SpareRequest) -> VmRequest:
         anti_affinity_group=req.anti_affinity_group,
         anti_affinity_scope=req.anti_affinity_scope,
     )
+
+
+def _spare_labels(spare_id: str, req: SpareRequest) -> dict[str, str]:
+    return {
+        SPARE_LABEL: "true",
+        "virtflow.io/spare-id": spare_id,
+        "virtflow.io/cluster": req.cluster,
+    }
+
+
+def _adoption(spare_id: str, req: SpareRequest) -> NodeAdoption:
+    """What the Node must carry once Ready: virtflow applies it, whatever the guest did."""
+    return NodeAdoption(labels=_spare_labels(spare_id, req), template=req.template, pool=req.pool)
 
 
 def _vm_info(vm: VmFacts) -> VmInfo:

@@ -53,6 +53,9 @@ class SpareRequest(BaseModel):
     node_affinity: NodeAffinity | None = None
     anti_affinity_group: str | None = Field(default=None, max_length=63, pattern=LABEL_VALUE)
     anti_affinity_scope: str = Field(default="host", pattern="^(host|rack)$")
+    # One of the site's VM templates (`vm_templates`) by name; None: the pool's, or `default`.
+    # Never user data: the site writes that.
+    template: str | None = Field(default=None, max_length=63, pattern=DNS_LABEL)
     # Timeouts are the engine's; these bound each step (bare metal needs longer: raise them).
     create_timeout_seconds: int = Field(default=1200, ge=1, le=7 * 24 * 3600)
     ready_timeout_seconds: int = Field(default=900, ge=1, le=7 * 24 * 3600)

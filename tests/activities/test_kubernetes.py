@@ -18,6 +18,7 @@ from activities.kube_health import WatchNodeHealthInput, health_problems
 from activities.kubernetes import (
     CLUSTER_LABEL,
     SPARE_LABEL,
+    CheckNodeReadyInput,
     ClusterSparesInput,
     DrainNodeInput,
     KubernetesActivities,
@@ -128,7 +129,7 @@ async def test_one_look_tells_absent_not_ready_and_ready_apart_without_waiting(
     lab: KubeLab, acts: KubernetesActivities
 ) -> None:
     env = ActivityEnvironment()
-    look = NodeNameInput(node_name="vm1")
+    look = CheckNodeReadyInput(node_name="vm1")
     absent = await env.run(acts.check_node_ready, look)
     assert not absent.ready and absent.missing == ["node not registered"]
 

@@ -95,6 +95,11 @@ class SecretScan:
         self.watch = SecretWatch(secrets)
         self.histories = 0
 
+    def add(self, name: str, secret: str) -> None:
+        """A secret made during the session (a bootstrap token): scanned like the others."""
+        self.secrets[name] = secret
+        self.watch.secrets[name] = secret
+
     def install(self) -> None:
         root = logging.getLogger()
         root.addHandler(self.watch)

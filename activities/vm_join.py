@@ -1,0 +1,120 @@
+"""How a spare's VM joins the cluster: the site template filled in, and the Node adopted.
+
+`prepare` runs inside the create activity: it picks the site's template, makes a bootstrap
+token, and renders the user data (node name, labels, taints, API server, its CA, the token)
+into the VM spec handed to the provisioner. `adopt` runs once the Node is Ready: virtflow
+applies the spare's labels and the template's taints itself (as Cluster API syncs Machine
+labels to Nodes), so they never depend on the guest, and deletes the spare's tokens.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from lightkube import AsyncClient, KubeConfig
+from lightkube.resources.core_v1 import Node
+from lightkube.types import PatchType
+from pydantic import BaseModel
+
+from .bootstrap_tokens import create_token, delete_tokens
+from .kubernetes import NodeAdoption
+from .provisioning import VmSpec
+from .vm_templates import SiteTemplates, render_user_data
+
+
+class ClusterEndpoint(BaseModel):
+    server: str
+    ca_data: str = ""
+
+
+def cluster_endpoint(kubeconfig: Path | None) -> ClusterEndpoint:
+    """The API server and its CA (base64 PEM, as in a kubeconfig) the product talks to."""
+    config = KubeConfig.from_file(kubeconfig) if kubeconfig else KubeConfig.from_env()
+    context = config.get()
+    if context is None:
+        raise ValueError(f"kubeconfig {kubeconfig}: no current context")
+    cluster = context.cluster
+    ca = cluster.certificate_auth_data or ""
+    if not ca and cluster.certificate_auth:
+        ca = base64.b64encode(Path(cluster.certificate_auth).read_bytes()).decode()
+    return ClusterEndpoint(server=cluster.server, ca_data=ca)
+
+
+class Joiner:
+    def __init__(
+        self,
+        templates: SiteTemplates,
+        kube: Callable[[], AsyncClient],
+        endpoint: Callable[[], ClusterEndpoint],
+    ) -> None:
+        self.templates = templates
+        self._kube = kube
+        self._endpoint = endpoint
+
+    async def prepare(self, spec: VmSpec) -> VmSpec:
+        """The spec with the template's image, network and rendered user data filled in where
+        the spec has none (a request's null never overrides a site value)."""
+        chosen = self.templates.choose(spec.template, spec.pool)
+        if chosen is None:
+            return spec
+        name, template = chosen
+        update: dict[str, Any] = {
+            "image": spec.image or template.image,
+            "network": spec.network or template.network,
+        }
+        text = template.user_data_text()
+        if text is not None:
+            endpoint = self._endpoint()
+            server = template.api_server or endpoint.server
+            token = await create_token(
+                self._kube(), spec.name, timedelta(seconds=template.token_ttl_seconds)
+            )
+            update["user_data"] = render_user_data(
+                name,
+                text,
+                {
+                    "node_name": spec.name,
+                    "labels": {**template.labels, **spec.labels},
+                    "taints": [t.model_dump() for t in template.taints],
+                    "api_server": server,
+                    "api_server_name": template.api_server_name
+                    or urlsplit(endpoint.server).hostname,
+                    "ca_data": endpoint.ca_data,
+                    "join_token": token,
+                },
+            )
+        return spec.model_copy(update=update)
+
+    async def adopt(self, node_name: str, adoption: NodeAdoption) -> None:
+        chosen = self.templates.choose(adoption.template, adoption.pool)
+        template_labels = chosen[1].labels if chosen else {}
+        taints = [t.model_dump() for t in chosen[1].taints] if chosen else []
+        await adopt_node(self._kube(), node_name, {**template_labels, **adoption.labels}, taints)
+        await delete_tokens(self._kube(), node_name)
+
+    async def forget(self, node_name: str) -> None:
+        await delete_tokens(self._kube(), node_name)
+
+
+async def adopt_node(
+    kube: AsyncClient, name: str, labels: dict[str, str], taints: list[dict[str, str]]
+) -> None:
+    """Labels merged in; taints added unless the Node has them (a JSON merge patch would
+    replace the whole list, dropping what others put there)."""
+    node = await kube.get(Node, name)
+    have = [t.to_dict() for t in (node.spec.taints if node.spec and node.spec.taints else [])]
+    keys = {(t.get("key"), t.get("effect")) for t in have}
+    missing = [t for t in taints if (t["key"], t["effect"]) not in keys]
+    current = (node.metadata.labels if node.metadata else None) or {}
+    patch: dict[str, Any] = {}
+    if any(current.get(k) != v for k, v in labels.items()):
+        patch["metadata"] = {"labels": labels}
+    if missing:
+        patch["spec"] = {"taints": have + missing}
+    if patch:
+        await kube.patch(Node, name, patch, patch_type=PatchType.MERGE)
