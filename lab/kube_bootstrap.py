@@ -20,8 +20,9 @@ from lab.kube_store import KubeStore
 NAMESPACE = "kube-system"
 SECRET_TYPE = "bootstrap.kubernetes.io/token"
 _TOKEN = re.compile(r"^([a-z0-9]{6})\.([a-z0-9]{16})$")
-# What a bootstrap token may touch: Nodes (registration and status).
-ALLOWED_PREFIX = "/api/v1/nodes"
+# What a bootstrap token may touch: Nodes (registration and status). Elsewhere it is no
+# credential at all (401).
+BOOTSTRAP_PATHS = "/api/v1/nodes"
 
 
 def _fields(secret: dict[str, Any]) -> dict[str, str]:

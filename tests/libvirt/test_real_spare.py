@@ -91,7 +91,7 @@ def real_site(
                 "default": VmTemplate(
                     image=str(image.root),
                     user_data_file=LAB_JOIN,
-                    api_server=f"http://10.0.2.2:{port}",
+                    api_server=f"https://10.0.2.2:{port}",
                     labels={"node-role.kubernetes.io/spare": ""},
                     taints=[SPARE_TAINT],
                     token_ttl_seconds=BOOT_WITHIN_SECONDS + 600,

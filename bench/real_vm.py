@@ -1,0 +1,289 @@
+"""What virtflow adds to a real VM's boot: a few spares in a row on the real hypervisor path.
+
+For each spare: the time from `POST /spare/prepare` to the `spare.ready` webhook, beside the
+guest's own time from power-on to its Node registering (the kernel's uptime on the join
+script's console line) and, after the spare is released, the same domain (its XML, a fresh
+overlay disk and a seed with a fresh token) started with plain `virsh create`, timed until
+its Node is Ready in the lab API. The difference is virtflow's share: placement from the live
+libvirt inventory, the token, the playbook (overlay, seed, define, start), the readiness watch
+and the webhook.
+
+    sudo .venv/bin/python bench/real_vm.py [--spares 3]
+
+Needs what `make test-libvirt` needs (root, libvirt, the guest image, the collections).
+Prints numbers; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+import httpx
+import yaml
+from lightkube import AsyncClient, KubeConfig
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from activities.bootstrap_tokens import create_token  # noqa: E402
+from activities.notify import ReceiverConfig  # noqa: E402
+from activities.vm_join import cluster_endpoint  # noqa: E402
+from activities.vm_templates import VmTemplate, render_user_data  # noqa: E402
+from api.app import create_app  # noqa: E402
+from cli.dev import TemporalDevServer, free_ports  # noqa: E402
+from lab.guest_image import build  # noqa: E402
+from lab.stack import LabStack  # noqa: E402
+from runtime.settings import Settings  # noqa: E402
+from webhooks.receiver import create_receiver_app  # noqa: E402
+from webhooks.serve import serve_app  # noqa: E402
+from webhooks.signing import generate_secret  # noqa: E402
+from worker.worker import running_worker  # noqa: E402
+
+URI = "qemu:///system"
+LAB_JOIN = REPO / "lab" / "cloud-init" / "lab-join.yaml.j2"
+COLLECTIONS = REPO / ".virtflow" / "collections"
+JOINED = re.compile(rb"\[\s*([0-9.]+)\].*virtflow-join: registered Node")
+WAIT_SECONDS = 1800.0
+
+
+async def until(check: Any, timeout: float = WAIT_SECONDS, every: float = 0.5) -> Any:
+    """Poll `check` (sync or async) until it answers something truthy."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return value
+        await asyncio.sleep(every)
+    raise TimeoutError("waited too long")
+
+
+def guest_join_uptime(console: Path) -> float | None:
+    found = JOINED.search(console.read_bytes()) if console.exists() else None
+    return float(found.group(1)) if found else None
+
+
+def site_settings(base: Settings, state: Path, images: Path, kube_port: int) -> Settings:
+    image = build()
+    site = state / "site.yaml"
+    site.write_text(
+        yaml.safe_dump(
+            {
+                "hosts": [
+                    {
+                        "name": "localhost",
+                        "uri": URI,
+                        "pool": "general",
+                        "rack": "r1",
+                        "cpu_allocation_ratio": 4.0,
+                    }
+                ]
+            }
+        )
+    )
+    return base.model_copy(
+        update={
+            "inventories": {"default": f"libvirt:{site}"},
+            "ansible_provider": "libvirt",
+            "ansible_extravars": {
+                "libvirt_uri_template": URI,
+                "libvirt_hosts": "localhost",
+                "libvirt_domain_type": "qemu",
+                "libvirt_interface_type": "user",
+                "libvirt_ip_wait_seconds": "0",
+                "libvirt_image_dir": str(images),
+                "libvirt_kernel": str(image.kernel),
+                "libvirt_initrd": str(image.initrd),
+                "libvirt_cmdline": image.cmdline,
+                "libvirt_console_log": "true",
+            },
+            "vm_templates": {
+                "default": VmTemplate(
+                    image=str(image.root),
+                    user_data_file=LAB_JOIN,
+                    api_server=f"https://10.0.2.2:{kube_port}",
+                    token_ttl_seconds=int(WAIT_SECONDS),
+                )
+            },
+        }
+    )
+
+
+async def plain_virsh(xml: str, name: str, images: Path, lab: LabStack, kube: AsyncClient) -> float:
+    """The same domain started by hand: fresh overlay and seed at its paths, `virsh create`,
+    timed until its Node is Ready."""
+    image = build()
+    endpoint = cluster_endpoint(lab.kubeconfig)
+    token = await create_token(kube, name, timedelta(seconds=WAIT_SECONDS))
+    user_data = render_user_data(
+        "default",
+        LAB_JOIN.read_text(),
+        {
+            "node_name": name,
+            "labels": {},
+            "taints": [],
+            "api_server": f"https://10.0.2.2:{lab.kube.port}",
+            "api_server_name": "127.0.0.1",
+            "ca_data": endpoint.ca_data,
+            "join_token": token,
+        },
+    )
+    disk, seed = images / f"{name}.qcow2", images / f"{name}-seed.iso"
+    subprocess.run(
+        [
+            "qemu-img",
+            "create",
+            "-q",
+            "-f",
+            "qcow2",
+            "-F",
+            "qcow2",
+            "-b",
+            str(image.root),
+            str(disk),
+        ],
+        check=True,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "user-data").write_text(user_data)
+        (Path(tmp) / "meta-data").write_text(f"instance-id: {name}-plain\nlocal-hostname: {name}\n")
+        subprocess.run(
+            ["cloud-localds", str(seed), f"{tmp}/user-data", f"{tmp}/meta-data"], check=True
+        )
+    (images / f"{name}-console.log").unlink(missing_ok=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".xml") as domain_xml:
+        domain_xml.write(xml)
+        domain_xml.flush()
+        started = time.monotonic()
+        subprocess.run(
+            ["virsh", "-q", "-c", URI, "create", domain_xml.name],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+
+    def ready() -> bool:
+        node = lab.kube.store.get("nodes", "", name)
+        conditions = (node or {}).get("status", {}).get("conditions", [])
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+    try:
+        await until(ready)
+        return time.monotonic() - started
+    finally:
+        subprocess.run(
+            ["virsh", "-q", "-c", URI, "destroy", name],
+            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        with contextlib.suppress(Exception):
+            lab.kube.store.delete("nodes", "", name)
+        for path in (disk, seed, images / f"{name}-console.log"):
+            path.unlink(missing_ok=True)
+
+
+async def main(spares: int) -> None:
+    os.environ.setdefault("ANSIBLE_COLLECTIONS_PATH", str(COLLECTIONS))
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    state = Path(tempfile.mkdtemp(prefix="virtflow-real-vm-"))
+    images = state / "images"
+    images.mkdir()
+    ports = free_ports()
+    secret = generate_secret()
+    base = Settings(temporal_address=f"127.0.0.1:{ports.temporal}", state_dir=state)
+    rows: list[tuple[float, float | None, float]] = []
+    async with contextlib.AsyncExitStack() as stack:
+        server = TemporalDevServer(ports, state)
+        stack.push_async_callback(server.stop)
+        client = await server.start(base)
+        lab = LabStack(inventory_doc={"hosts": []})
+        stack.push_async_callback(lab.stop)
+        await lab.start(state / "lab")
+        receiver_url = await stack.enter_async_context(
+            serve_app(create_receiver_app([secret], state / "receiver.sqlite"))
+        )
+        settings = site_settings(base, state, images, lab.kube.port).model_copy(
+            update={
+                "kubeconfig": lab.kubeconfig,
+                "receivers": {
+                    "upgradectrl": ReceiverConfig(url=f"{receiver_url}/webhooks", secrets=[secret])
+                },
+            }
+        )
+        await stack.enter_async_context(running_worker(settings, client))
+
+        async def same_client() -> Any:
+            return client
+
+        api_url = await stack.enter_async_context(
+            serve_app(create_app(settings, client_factory=same_client))
+        )
+        http = await stack.enter_async_context(httpx.AsyncClient(timeout=60))
+        kube = AsyncClient(config=KubeConfig.from_file(lab.kubeconfig))
+        stack.push_async_callback(kube.close)
+
+        async def events(spare_id: str) -> list[str]:
+            answer = await http.get(f"{receiver_url}/events", params={"spare_id": spare_id})
+            return [e["type"] for e in answer.json()]
+
+        for i in range(spares):
+            body = {
+                "request_id": f"bench{i}-{os.getpid()}",
+                "cluster": "lab",
+                "cpu": 1,
+                "memory_mb": 512,
+                "pool": "general",
+                "ready_timeout_seconds": 1800,
+            }
+            started = time.monotonic()
+            answer = await http.post(f"{api_url}/spare/prepare", json=body)
+            answer.raise_for_status()
+            spare_id = answer.json()["spare_id"]
+            await until(lambda s=spare_id: _has(events, s, "spare.ready"))
+            to_ready = time.monotonic() - started
+            guest = guest_join_uptime(images / f"{spare_id}-console.log")
+            xml = subprocess.run(
+                ["virsh", "-c", URI, "dumpxml", spare_id],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            answer = await http.post(f"{api_url}/spare/{spare_id}/release", json={})
+            answer.raise_for_status()
+            await until(lambda s=spare_id: _has(events, s, "spare.released"))
+            plain = await plain_virsh(xml, spare_id, images, lab, kube)
+            rows.append((to_ready, guest, plain))
+            print(
+                f"spare {i + 1}: POST -> spare.ready {to_ready:6.1f} s; guest power-on -> "
+                f"Node registered {guest or float('nan'):6.1f} s; plain virsh -> Node Ready "
+                f"{plain:6.1f} s; virtflow adds {to_ready - plain:+6.1f} s",
+                flush=True,
+            )
+    print(
+        f"median of {len(rows)}: POST -> spare.ready {median(r[0] for r in rows):.1f} s, "
+        f"plain virsh -> Ready {median(r[2] for r in rows):.1f} s, "
+        f"difference {median(r[0] - r[2] for r in rows):+.1f} s"
+    )
+
+
+async def _has(events: Any, spare_id: str, kind: str) -> bool:
+    return kind in await events(spare_id)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spares", type=int, default=3)
+    asyncio.run(main(parser.parse_args().spares))
