@@ -1,7 +1,8 @@
 """Kubernetes activities: wait for a Node to be Ready, cordon, drain, delete, list spares.
 
-One lightkube AsyncClient per worker, built lazily from a kubeconfig (None = in-cluster or
-the default kubeconfig), so the same code talks to the lab API and to a real cluster.
+One lightkube AsyncClient per worker, built lazily from a kubeconfig (None = the in-cluster
+service account, else `KUBECONFIG`, else `~/.kube/config`), so the same code talks to the lab
+API and to a real cluster.
 Connection failures and 5xx are plain exceptions (Temporal retries them); other 4xx except
 404/409/429 are non-retryable ApplicationErrors typed `Kubernetes<Reason>`.
 """
@@ -55,6 +56,8 @@ BLOCKING_TAINTS = (
     "node.kubernetes.io/uninitialized",
     "node.cloudprovider.kubernetes.io/uninitialized",
 )
+# Where a Pod's service account token, CA and namespace are mounted.
+SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 # The first re-list after a failure; later ones back off up to the poll hint.
 FIRST_RETRY_SECONDS = 0.1
 # Codes a caller can act on (gone, exists, throttled, expired): never a permanent failure.
@@ -196,13 +199,27 @@ class _Progress:
         self.beats.beat(self.missing)
 
 
+def kube_config(kubeconfig: Path | None, service_account: Path = SERVICE_ACCOUNT_DIR) -> KubeConfig:
+    """The named kubeconfig; unset: the Pod's service account when in a cluster, else the
+    file `KUBECONFIG` names, else `~/.kube/config` (the order kubectl and client-go follow)."""
+    if kubeconfig is not None:
+        return KubeConfig.from_file(kubeconfig)
+    return KubeConfig.from_env(service_account=service_account)
+
+
 class KubernetesActivities:
     # A watch session is re-established from a fresh list this often, in case a
     # connection hangs half-open without an error.
     resync_seconds = 300
 
-    def __init__(self, kubeconfig: Path | None, adopter: NodeAdopter | None = None) -> None:
+    def __init__(
+        self,
+        kubeconfig: Path | None,
+        adopter: NodeAdopter | None = None,
+        service_account: Path = SERVICE_ACCOUNT_DIR,
+    ) -> None:
         self._kubeconfig = kubeconfig
+        self._service_account = service_account
         self._client: AsyncClient | None = None
         # Set where spares join from site templates (bootstrap tokens, labels, taints).
         self.adopter = adopter
@@ -210,12 +227,13 @@ class KubernetesActivities:
     def _kube(self) -> AsyncClient:
         if self._client is None:
             try:
-                config = KubeConfig.from_file(self._kubeconfig) if self._kubeconfig else None
+                config = kube_config(self._kubeconfig, self._service_account)
                 self._client = AsyncClient(config=config)
             except (ConfigError, OSError) as exc:
                 # A wrong kubeconfig does not heal by retrying: fail where operators look.
                 raise ApplicationError(
-                    f"cannot load Kubernetes configuration: {exc}",
+                    f"cannot load Kubernetes configuration ({exc}): set kubeconfig "
+                    "(VIRTFLOW_KUBECONFIG) or KUBECONFIG, or run in a Pod with a service account",
                     type="KubernetesConfigError",
                     non_retryable=True,
                 ) from exc

@@ -126,6 +126,8 @@ def lab_settings(base: Settings, ports: LabPorts, state_dir: Path, secret: str) 
             "receiver_secrets": [SecretStr(secret)],
             "api_port": ports.api,
             "receiver_port": ports.receiver,
+            # Ctrl-C ends the lab as well: a playbook still running has nothing to finish on.
+            "graceful_shutdown_seconds": min(base.graceful_shutdown_seconds, 5),
         }
     )
 

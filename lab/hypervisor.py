@@ -113,6 +113,10 @@ class LabHypervisor:
         self.base_used_vmids = set(used_vmids or [])
         self.base_next_vmid = max(FIRST_VMID, next_vmid or FIRST_VMID)
         self.create_delay = 0.0
+        # Cleared by hold_creates(): answers to creates wait (the VM already recorded) until
+        # release_creates(), so a test can act while a playbook is surely in flight.
+        self._creates_open = asyncio.Event()
+        self._creates_open.set()
         self._failure: tuple[str, bool] | None = None
         # Every create refused for lack of room: tests prove nothing ever tried to over-commit.
         self.overcommit_refusals: list[str] = []
@@ -163,9 +167,22 @@ class LabHypervisor:
             # Cut short by stop(), so a test's long delay never holds the shutdown.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), self.create_delay)
+        if not self._creates_open.is_set():
+            closing = asyncio.ensure_future(self._closing.wait())
+            opened = asyncio.ensure_future(self._creates_open.wait())
+            await asyncio.wait({closing, opened}, return_when=asyncio.FIRST_COMPLETED)
+            closing.cancel()
+            opened.cancel()
         if self.on_start is not None:
             await self.on_start(vm)
         return vm, True
+
+    def hold_creates(self) -> None:
+        """Answer no create (a new VM is still recorded) until `release_creates`."""
+        self._creates_open.clear()
+
+    def release_creates(self) -> None:
+        self._creates_open.set()
 
     async def destroy_vm(self, name: str) -> bool:
         if self._vms.pop(name, None) is None:

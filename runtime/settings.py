@@ -89,7 +89,9 @@ class Settings(BaseSettings):
     policy_path: Path | None = None
     """Placement policy YAML (filters, scores, weights); the built-in policy when unset."""
     kubeconfig: Path | None = None
-    """Kubeconfig of the cluster the spares join; unset means `state_dir/kubeconfig` (lab)."""
+    """Kubeconfig of the cluster the spares join; unset means the in-cluster service account
+    when running in a Pod, else the file named by `KUBECONFIG` (then `~/.kube/config`).
+    `virtflow dev` and `demo` point it at the lab's."""
 
     provisioner: Literal["ansible", "gitlab", "http"] = "ansible"
     """How VMs are created: an Ansible playbook, a GitLab pipeline, or straight calls to a
@@ -148,6 +150,14 @@ class Settings(BaseSettings):
     reconcile_grace_seconds: int = Field(default=300, ge=0)
     """An orphan is released only when seen in two scans this far apart."""
 
+    health_port: int | None = Field(default=None, ge=1, le=65535)
+    """Serve the worker's `/healthz` (the process answers) and `/readyz` (Temporal reachable,
+    polling, not shutting down) on this port, for Kubernetes probes; off when unset."""
+    graceful_shutdown_seconds: float = Field(default=300, ge=0)
+    """On SIGTERM a worker stops polling and gives running activities (a playbook creating a
+    VM) this long to finish before cancelling them; keep the Pod's
+    terminationGracePeriodSeconds above it."""
+
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     """Serve Prometheus metrics (SDK and virtflow's own) at `/metrics` on this port; off
     when unset."""
@@ -195,12 +205,6 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _templates(self) -> Settings:
         SiteTemplates(self.vm_templates, self.pool_templates)  # raises on a broken one
-        return self
-
-    @model_validator(mode="after")
-    def _lab_kubeconfig(self) -> Settings:
-        if self.kubeconfig is None:
-            self.kubeconfig = self.state_dir / "kubeconfig"
         return self
 
     def workflow_ui_url(self, workflow_id: str) -> str:

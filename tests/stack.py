@@ -78,6 +78,9 @@ def stack_settings(
         inventories={inventory: f"{lab.hypervisor_url}/inventory"},
         kubeconfig=lab.kubeconfig,
         ansible_extravars={"lab_hypervisor_url": lab.hypervisor_url},
+        # A test that ends with an activity in flight (a Ready wait that never ends) does not
+        # wait for it: shutting down cancels it at once.
+        graceful_shutdown_seconds=0,
         receivers={
             "upgradectrl": ReceiverConfig(
                 url=f"{receiver_url}/webhooks",

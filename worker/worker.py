@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client
@@ -39,6 +40,7 @@ from workflows.schedule_host import ScheduleHost
 
 from .activity_metrics import ActivityMetrics
 from .input_arity import InputArityCheck
+from .health import WorkerHealth, WorkerState, serving_health
 from .schedules import apply_reconcile_schedule
 
 WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares]
@@ -151,6 +153,9 @@ def build_worker(
         interceptors=[ActivityMetrics(), InputArityCheck()],
         workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
         max_concurrent_activities=settings.max_concurrent_activities,
+        # Leaving the worker's block stops polling at once; running activities (a playbook
+        # half-way through a VM) get this long to finish before they are cancelled.
+        graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
     )
 
 
@@ -174,7 +179,12 @@ async def running_worker(
 
 
 async def run_worker(settings: Settings, client: Client, stop: asyncio.Event) -> None:
-    """Run until `stop` is set, then finish in-flight tasks and return."""
-    await apply_reconcile_schedule(client, settings)
-    async with running_worker(settings, client):
-        await stop.wait()
+    """Run until `stop` is set, then stop polling, let running activities finish (within
+    `graceful_shutdown_seconds`) and return; `/readyz` says so meanwhile."""
+    health = WorkerHealth(client)
+    async with serving_health(health, settings.metrics_host, settings.health_port):
+        await apply_reconcile_schedule(client, settings)
+        async with running_worker(settings, client):
+            health.state = WorkerState.POLLING
+            await stop.wait()
+            health.state = WorkerState.STOPPING

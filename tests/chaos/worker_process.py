@@ -40,6 +40,7 @@ def worker_env(settings: Settings, temporal_address: str, task_queue: str) -> di
             "VIRTFLOW_INVENTORIES": json.dumps(settings.inventories),
             "VIRTFLOW_KUBECONFIG": str(settings.kubeconfig),
             "VIRTFLOW_ANSIBLE_EXTRAVARS": json.dumps(settings.ansible_extravars),
+            "VIRTFLOW_GRACEFUL_SHUTDOWN_SECONDS": str(settings.graceful_shutdown_seconds),
             "VIRTFLOW_RECEIVERS": json.dumps(receivers),
             "PATH": os.pathsep.join([str(VIRTFLOW.parent), os.environ.get("PATH", "")]),
         }
@@ -93,6 +94,20 @@ class WorkerProcess:
             )
             identities = [p.identity for p in answer.pollers]
             assert any(i.startswith(f"{self.pid}@") for i in identities), identities
+
+    @property
+    def returncode(self) -> int | None:
+        assert self._proc is not None
+        return self._proc.returncode
+
+    def signal(self, signum: int) -> None:
+        """Only to the worker, as a container runtime (or tini) signals PID 1's child."""
+        assert self._proc is not None
+        self._proc.send_signal(signum)
+
+    async def wait(self) -> int:
+        assert self._proc is not None
+        return await self._proc.wait()
 
     async def kill(self) -> None:
         """SIGKILL the worker and every process under it, as a host crash would.

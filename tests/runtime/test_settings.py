@@ -31,7 +31,8 @@ def test_defaults_run_the_lab() -> None:
     assert settings.task_queue == TASK_QUEUE
     assert settings.temporal_address == "localhost:7233"
     assert settings.inventories == {"default": "http://127.0.0.1:8091/inventory"}
-    assert settings.kubeconfig == Path(".virtflow") / "kubeconfig"
+    # In a Pod the service account, elsewhere KUBECONFIG: only `dev`/`demo` name the lab's.
+    assert settings.kubeconfig is None
     assert settings.provisioner == "ansible"
     assert (settings.playbook_dir.parent / "pyproject.toml").is_file()
     assert settings.api_tokens == {}
@@ -47,7 +48,6 @@ def test_environment_sets_flat_and_nested_fields(monkeypatch: pytest.MonkeyPatch
     settings = Settings()
     assert settings.temporal_address == "temporal.example:7233"
     assert settings.inventories == {"site-a": "/etc/virtflow/site-a.yaml"}
-    assert settings.kubeconfig == Path("/var/lib/virtflow/kubeconfig")
     receiver = settings.receivers["upgradectrl"]
     assert receiver.url == "https://ctrl.example/hooks"
     assert receiver.secrets[0].get_secret_value() == secret

@@ -1,0 +1,246 @@
+"""deploy/kubernetes: the base and every overlay render with `kubectl kustomize`, every object
+is valid against the Kubernetes schemas (offline, kubernetes-validate), the settings they carry
+load, and the worker's RBAC covers every Kubernetes call the product's code makes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from tests.ops.kube_calls import ApiCall, product_calls
+from webhooks.signing import generate_secret
+from runtime.settings import CONFIG_ENV, REPO_ROOT, SECRETS_DIR_ENV, Settings
+
+KUSTOMIZE_ROOT = REPO_ROOT / "deploy" / "kubernetes"
+KUSTOMIZATIONS = [
+    KUSTOMIZE_ROOT / "base",
+    *sorted(p for p in (KUSTOMIZE_ROOT / "overlays").iterdir() if p.is_dir()),
+]
+# Packages of the product (never lab/, tests/, bench/): any Kubernetes call in them is the
+# worker's, since the API's service account has no token.
+PRODUCT_PACKAGES = sorted(
+    p.name
+    for p in REPO_ROOT.iterdir()
+    if (p / "__init__.py").is_file() and p.name not in {"lab", "tests", "bench"}
+)
+SETTINGS_FILE = "virtflow.yaml"
+WORKER_SA, API_SA = "virtflow-worker", "virtflow-api"
+# The keys the Secret virtflow-secrets holds (deploy/kubernetes/base/kustomization.yaml).
+SECRET_KEYS = {
+    "virtflow_receivers__upgradectrl__secrets": json.dumps([generate_secret()]),
+    "virtflow_api_tokens": json.dumps({"t-4f0c2b7d9e": "upgrade-controller"}),
+}
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [str(p.relative_to(KUSTOMIZE_ROOT)) for p in paths]
+
+
+def kubectl() -> str:
+    found = shutil.which("kubectl")
+    if found is None:
+        pytest.skip("kubectl not found: `make kubectl` installs Debian's kubernetes-client")
+    return found
+
+
+_RENDERED: dict[Path, list[dict[str, Any]]] = {}
+
+
+def render(directory: Path) -> list[dict[str, Any]]:
+    if directory not in _RENDERED:
+        done = subprocess.run(
+            [kubectl(), "kustomize", str(directory)], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        _RENDERED[directory] = [d for d in yaml.safe_load_all(done.stdout) if d]
+    return _RENDERED[directory]
+
+
+def one(docs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    found = [d for d in docs if d["kind"] == kind and d["metadata"]["name"].startswith(name)]
+    assert len(found) == 1, f"{kind} {name}: {len(found)} found"
+    return found[0]
+
+
+def pod_spec(docs: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    spec: dict[str, Any] = one(docs, "Deployment", name)["spec"]["template"]["spec"]
+    return spec
+
+
+def containers(docs: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for doc in docs:
+        if doc["kind"] == "Deployment":
+            for container in doc["spec"]["template"]["spec"]["containers"]:
+                yield doc["metadata"]["name"], container
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
+def test_every_object_is_valid_against_the_kubernetes_schemas(directory: Path) -> None:
+    docs = render(directory)
+    version = kubernetes_validate.latest_version()
+    for doc in docs:
+        try:
+            kubernetes_validate.validate(doc, version, strict=True)
+        except kubernetes_validate.ValidationError as err:
+            pytest.fail(f"{doc['kind']} {doc['metadata']['name']}: {err.message}")
+    kinds = {d["kind"] for d in docs}
+    assert {"Deployment", "Service", "ServiceAccount", "ConfigMap"} <= kinds
+    assert {"ClusterRole", "Role", "PodDisruptionBudget"} <= kinds
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
+def test_containers_run_as_non_root_on_a_read_only_root_with_requests(directory: Path) -> None:
+    docs = render(directory)
+    for deployment, container in containers(docs):
+        pod = pod_spec(docs, deployment)
+        assert pod["securityContext"]["runAsNonRoot"] is True, deployment
+        security = container["securityContext"]
+        assert security["readOnlyRootFilesystem"] is True, deployment
+        assert security["allowPrivilegeEscalation"] is False, deployment
+        assert security["capabilities"]["drop"] == ["ALL"], deployment
+        assert {"cpu", "memory"} <= set(container["resources"]["requests"]), deployment
+
+
+def _settings(docs: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Load the ConfigMap's settings the way a Pod does: the file, plus the Secret's keys."""
+    configmap = one(docs, "ConfigMap", "virtflow-settings")
+    (tmp_path / SETTINGS_FILE).write_text(configmap["data"][SETTINGS_FILE])
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    for key, value in SECRET_KEYS.items():
+        (secrets / key).write_text(value)
+    monkeypatch.setenv(CONFIG_ENV, str(tmp_path / SETTINGS_FILE))
+    monkeypatch.setenv(SECRETS_DIR_ENV, str(secrets))
+    return Settings(), configmap
+
+
+def _env(container: dict[str, Any]) -> dict[str, str]:
+    return {e["name"]: e.get("value", "") for e in container.get("env", [])}
+
+
+def _mounted(pod: dict[str, Any], container: dict[str, Any], path: str) -> dict[str, Any]:
+    """The volume mounted at `path` in this container."""
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    assert path in mounts, f"nothing mounted at {path}"
+    return next(v for v in pod["volumes"] if v["name"] == mounts[path])
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
+def test_settings_come_from_the_configmap_and_secrets_from_the_secret(
+    directory: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = render(directory)
+    settings, configmap = _settings(docs, tmp_path, monkeypatch)
+    assert settings.kubeconfig is None  # in a Pod: the service account
+    for deployment, container in containers(docs):
+        pod, env = pod_spec(docs, deployment), _env(container)
+        config = Path(env[CONFIG_ENV])
+        volume = _mounted(pod, container, str(config.parent))
+        assert volume["configMap"]["name"] == configmap["metadata"]["name"]
+        assert config.name in configmap["data"]
+        secret = _mounted(pod, container, env[SECRETS_DIR_ENV])
+        assert secret["secret"]["secretName"] == "virtflow-secrets"
+        # Files the settings name under the ConfigMap's mount are in the ConfigMap.
+        for source in settings.inventories.values():
+            if source.startswith(f"{config.parent}/"):
+                assert Path(source).name in configmap["data"], source
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
+def test_probes_and_ports_match_the_settings(
+    directory: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = render(directory)
+    settings, _ = _settings(docs, tmp_path, monkeypatch)
+    expected_ports = {"virtflow-worker": settings.health_port, "virtflow-api": settings.api_port}
+    for deployment, container in containers(docs):
+        ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+        for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+            get = container[probe]["httpGet"]
+            assert get["path"] == path, (deployment, probe)
+            assert ports[get["port"]] == expected_ports[deployment], (deployment, probe)
+    worker = pod_spec(docs, "virtflow-worker")
+    assert worker["containers"][0]["args"] == ["worker"]
+    assert {p["containerPort"] for p in worker["containers"][0]["ports"]} >= {settings.metrics_port}
+    # Kubernetes kills the Pod only after the worker's own grace period has run out.
+    assert worker["terminationGracePeriodSeconds"] > settings.graceful_shutdown_seconds
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
+def test_the_api_has_a_service_and_a_disruption_budget(directory: Path) -> None:
+    docs = render(directory)
+    api = one(docs, "Deployment", "virtflow-api")
+    labels = api["spec"]["template"]["metadata"]["labels"]
+    service, budget = one(docs, "Service", "virtflow-api"), one(docs, "PodDisruptionBudget", "")
+    assert service["spec"]["selector"].items() <= labels.items()
+    assert budget["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    assert api["spec"]["replicas"] > budget["spec"]["minAvailable"]
+    assert service["spec"]["ports"][0]["targetPort"] == "http"
+    # The API makes no Kubernetes call: no token in its Pods.
+    assert pod_spec(docs, "virtflow-api")["automountServiceAccountToken"] is False
+
+
+def _rules_of(docs: list[dict[str, Any]], account: str) -> list[tuple[str | None, dict[str, Any]]]:
+    """(namespace or None for cluster-wide, rule) granted to this service account."""
+    granted: list[tuple[str | None, dict[str, Any]]] = []
+    for binding in docs:
+        if binding["kind"] not in ("RoleBinding", "ClusterRoleBinding"):
+            continue
+        if not any(
+            s["kind"] == "ServiceAccount" and s["name"] == account and s["namespace"] == "virtflow"
+            for s in binding["subjects"]
+        ):
+            continue
+        ref = binding["roleRef"]
+        role = one(docs, ref["kind"], ref["name"])
+        scope = binding["metadata"].get("namespace")  # a ClusterRoleBinding has none
+        granted += [(scope, rule) for rule in role["rules"]]
+    return granted
+
+
+def allowed(granted: list[tuple[str | None, dict[str, Any]]], call: ApiCall) -> bool:
+    return any(
+        (scope is None or scope == call.namespace)
+        and call.group in rule["apiGroups"]
+        and call.resource in rule["resources"]
+        and call.verb in rule["verbs"]
+        for scope, rule in granted
+    )
+
+
+def test_the_scan_finds_the_calls_the_activities_are_known_to_make() -> None:
+    calls = {(c.verb, c.resource, c.namespace) for c in product_calls(REPO_ROOT, ["activities"])}
+    assert ("watch", "nodes", None) in calls
+    assert ("create", "pods/eviction", None) in calls
+    assert ("list", "pods", None) in calls
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
+def test_the_workers_rbac_covers_every_kubernetes_call_of_the_product(directory: Path) -> None:
+    docs = render(directory)
+    granted = _rules_of(docs, WORKER_SA)
+    calls = product_calls(REPO_ROOT, PRODUCT_PACKAGES)
+    assert calls, "no Kubernetes call found: the scan is broken"
+    missing = [str(c) for c in calls if not allowed(granted, c)]
+    assert missing == [], "calls the worker's RBAC does not allow:\n" + "\n".join(missing)
+    assert _rules_of(docs, API_SA) == []
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
+def test_the_workers_rbac_is_narrow(directory: Path) -> None:
+    granted = _rules_of(render(directory), WORKER_SA)
+    for scope, rule in granted:
+        for field in ("apiGroups", "resources", "verbs"):
+            assert "*" not in rule[field], rule
+        # Secrets (bootstrap tokens) in kube-system only, never readable cluster-wide.
+        if "secrets" in rule["resources"]:
+            assert scope == "kube-system", rule
+            assert not {"list", "watch"} & set(rule["verbs"]), rule
