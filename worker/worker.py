@@ -39,8 +39,8 @@ from workflows.release_spare import ReleaseSpare
 from workflows.schedule_host import ScheduleHost
 
 from .activity_metrics import ActivityMetrics
-from .input_arity import InputArityCheck
 from .health import WorkerHealth, WorkerState, serving_health
+from .input_arity import InputArityCheck
 from .schedules import apply_reconcile_schedule
 
 WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares]

@@ -4,7 +4,10 @@ Every call of a lightkube client method (`get`, `list`, `watch`, `patch`, `delet
 ...) whose resource is a lightkube resource class, an attribute of one (`Pod.Eviction`), an
 instance built from one, or a local variable assigned such an instance, becomes an
 `ApiCall(verb, group, resource, namespace)`; `namespace` is the literal (or module constant)
-the call names, `None` for cluster-scoped resources or an unknown or every namespace.
+the call names, `None` for cluster-scoped resources or an unknown or every namespace. A
+function of the same module annotated to return a resource counts as building one. A
+`create`/`replace`/`apply` of something the scan cannot resolve comes out with resource `?`,
+which no RBAC rule allows: make it resolvable (a local variable, an annotated builder).
 """
 
 from __future__ import annotations
@@ -29,6 +32,10 @@ CLIENT_VERBS: dict[str, tuple[str, ...]] = {
     "apply": ("patch", "create"),
 }
 ALL_NAMESPACES = "*"
+# Object-taking methods: their first argument is always a resource, so one the scan cannot
+# resolve is reported (as `?`) rather than skipped.
+WRITES = {"create", "replace", "apply"}
+UNKNOWN = "?"
 
 
 @dataclass(frozen=True, order=True)
@@ -63,7 +70,11 @@ class _Module:
         self.path = path
         self.resources: dict[str, Any] = {}
         self.constants: dict[str, str] = {}
+        # Module functions that build a resource (`def token_secret(...) -> Secret`).
+        self.builders: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
+                self.builders[node.name] = node
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
                 ("lightkube.resources", "lightkube.generic_resource")
             ):
@@ -81,6 +92,9 @@ class _Module:
     def resource_of(self, expr: ast.expr) -> Any | None:
         """The resource class an expression names or builds, if it is one."""
         if isinstance(expr, ast.Call):
+            if isinstance(expr.func, ast.Name) and expr.func.id in self.builders:
+                returns = self.builders[expr.func.id].returns
+                return self.resource_of(returns) if returns is not None else None
             return self.resource_of(expr.func)
         if isinstance(expr, ast.Name):
             return self.resources.get(expr.id)
@@ -109,7 +123,7 @@ def _assignments(function: ast.AST) -> dict[str, ast.expr]:
     return found
 
 
-def _namespace_keyword(expr: ast.expr) -> ast.expr | None:
+def _namespace_keyword(expr: ast.AST) -> ast.expr | None:
     for node in ast.walk(expr):
         if isinstance(node, ast.keyword) and node.arg == "namespace":
             return node.value
@@ -136,17 +150,25 @@ def calls_in_file(path: Path, root: Path) -> list[ApiCall]:
             first = node.args[0]
             built = local.get(first.id, first) if isinstance(first, ast.Name) else first
             cls = module.resource_of(first) or module.resource_of(built)
+            where = f"{path.relative_to(root)}:{node.lineno}"
             if cls is None:
+                if node.func.attr in WRITES:
+                    # A write whose resource the scan cannot tell: named, so it is looked at.
+                    found.append(ApiCall(node.func.attr, UNKNOWN, UNKNOWN, None, where))
                 continue
             group, resource, namespaced = rbac_target(cls)
             namespace: str | None = None
             if namespaced:
                 given = next((k.value for k in node.keywords if k.arg == "namespace"), None)
                 if given is None and node.func.attr in ("create", "replace", "apply"):
-                    given = _namespace_keyword(built)  # ObjectMeta(namespace=...) of the object
+                    # ObjectMeta(namespace=...) of the object, or of the function building it
+                    given = _namespace_keyword(built)
+                    builder = built.func if isinstance(built, ast.Call) else None
+                    if given is None and isinstance(builder, ast.Name):
+                        maker = module.builders.get(builder.id)
+                        given = _namespace_keyword(maker) if maker else None
                 literal = module.string(given)
                 namespace = None if literal in (None, ALL_NAMESPACES) else literal
-            where = f"{path.relative_to(root)}:{node.lineno}"
             found += [
                 ApiCall(verb, group, resource, namespace, where)
                 for verb in CLIENT_VERBS[node.func.attr]

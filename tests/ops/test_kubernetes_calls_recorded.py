@@ -15,6 +15,7 @@ from lightkube.core import generic_client
 from temporalio.client import Client
 
 from lab.hypervisor import load_inventory_file
+from runtime.settings import REPO_ROOT
 from tests.chaos.evidence import running_activities
 from tests.helpers import assert_eventually
 from tests.ops.kube_calls import ApiCall, rbac_target
@@ -28,7 +29,6 @@ from tests.ops.test_kubernetes_manifests import (
     render,
 )
 from tests.stack import LAB_INVENTORY, running_stack, wait_phase
-from runtime.settings import REPO_ROOT
 from workflows.prepare_spare import PrepareSpare
 from workflows.spare_models import Phase, ReleaseRequest
 
