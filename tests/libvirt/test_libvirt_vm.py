@@ -1,8 +1,9 @@
-"""A real, tiny qemu domain created and destroyed through the libvirt playbook variant.
+"""A real, tiny qemu domain created, described, swept and destroyed through the libvirt variant.
 
 Runs against the session's libvirtd (tests/libvirt/conftest.py). The domain is
 software-emulated (`qemu`), diskless and without a NIC, so it needs neither /dev/kvm nor an
-image nor a network: it shows create, describe and destroy without paying for a boot.
+image nor a network: it shows create, describe, the live inventory, the orphan sweep and
+destroy without paying for a boot.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
+from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
 
 from activities.libvirt_inventory import LibvirtInventory
@@ -22,6 +24,7 @@ from activities.provisioning import (
     ProvisioningActivities,
     VmSpec,
 )
+from activities.reconcile import FindOrphansInput, OrphanSpare, ReconcileActivities
 from tests.libvirt.conftest import URI
 
 pytestmark = pytest.mark.libvirt
@@ -29,8 +32,12 @@ pytestmark = pytest.mark.libvirt
 REPO = Path(__file__).resolve().parents[2]
 
 
-async def test_a_qemu_domain_is_created_found_and_destroyed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, libvirt_uri: str, libvirt_collections: Path
+async def test_a_qemu_domain_is_created_found_swept_and_destroyed(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    client: Client,
+    libvirt_uri: str,
+    libvirt_collections: Path,
 ) -> None:
     import libvirt
 
@@ -49,7 +56,8 @@ async def test_a_qemu_domain_is_created_found_and_destroyed(
         artifacts_root=tmp_path,
     )
     activities = ProvisioningActivities(provisioner)
-    name = "virtflow-test-tiny"
+    # Named like a spare whose workflow is gone: the orphan sweep must find it.
+    name = "spare-orphan-tiny"
     spec = VmSpec(name=name, host="localhost", cpu=1, memory_mb=64, vmid=4242)
     try:
         facts = await ActivityEnvironment().run(activities.create_vm, CreateVmInput(spec=spec))
@@ -69,6 +77,12 @@ async def test_a_qemu_domain_is_created_found_and_destroyed(
         assert host["memory_mb_allocated"] >= 64
         assert {"name": name, "host": "localhost", "group": None} in snapshot["existing_vms"]
         assert 4242 in snapshot["used_vmids"]
+        sweep = ReconcileActivities(client, {"site": LibvirtInventory(site)})
+        found = await ActivityEnvironment().run(sweep.find_orphans, FindOrphansInput())
+        assert (
+            OrphanSpare(name=name, host="localhost", inventory="site", has_vm=True, has_node=False)
+            in found.orphans
+        )
         again = await ActivityEnvironment().run(activities.create_vm, CreateVmInput(spec=spec))
         assert again == facts
         described = await ActivityEnvironment().run(
