@@ -26,7 +26,9 @@ import gitlab
 import requests
 from pydantic import SecretStr, ValidationError
 
-from .provisioning import TRANSIENT_MARKER, Progress, ProvisioningFailed, VmFacts, VmSpec
+from contracts.vm import VmFacts, VmSpec
+
+from .provisioning import TRANSIENT_MARKER, Progress, ProvisioningFailed
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -58,19 +60,10 @@ def pipeline_variables(
     """The trigger variables: strings only, absent values left out."""
     values: dict[str, Any] = {"VIRTFLOW_ACTION": action, **{k.upper(): v for k, v in names.items()}}
     if spec is not None:
-        values |= {
-            "VM_NAME": spec.name,
-            "VM_HOST": spec.host,
-            "VM_CPU": spec.cpu,
-            "VM_MEMORY_MB": spec.memory_mb,
-            "VM_GPU": spec.gpu,
-            "VM_ID": spec.vmid,
-            "VM_GROUP": spec.group,
-            "VM_IMAGE": spec.image,
-            "VM_NETWORK": spec.network,
-            "VM_LABELS": json.dumps(spec.labels, sort_keys=True),
-            "VM_USER_DATA": spec.user_data,
-        }
+        # One variable per field of the spec: `VM_<FIELD>`, the labels as JSON.
+        fields = spec.model_dump()
+        fields["labels"] = json.dumps(spec.labels, sort_keys=True)
+        values |= {f"VM_{name.upper()}": value for name, value in fields.items()}
     return {key: str(value) for key, value in values.items() if value is not None}
 
 

@@ -9,8 +9,10 @@ One HTTP client per worker, not one per call.
 
 from __future__ import annotations
 
+from contracts.vm import VmFacts, VmSpec
+
 from .http_client import HttpClient, HttpUnreachable, Reply
-from .provisioning import Progress, ProvisioningFailed, VmFacts, VmSpec
+from .provisioning import Progress, ProvisioningFailed
 
 HTTP_TIMEOUT_SECONDS = 60.0
 _RETRYABLE_4XX = {408, 429}

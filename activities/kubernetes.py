@@ -28,6 +28,8 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from contracts.spare import CLUSTER_LABEL, SPARE_LABEL
+
 from .kube_drain import DrainNodeInput, DrainNodeResult, drain_node
 from .kube_health import (
     NodeHealthResult,
@@ -45,8 +47,6 @@ __all__ = [
     "WatchNodeHealthInput",
 ]
 
-SPARE_LABEL = "virtflow.io/spare"
-CLUSTER_LABEL = "virtflow.io/cluster"
 # The `source.component` of the Events virtflow records on its Nodes.
 EVENT_SOURCE = "virtflow"
 # Startup taints that mean "not ready for workloads yet", whatever the Ready condition says.

@@ -1,4 +1,4 @@
-"""The reservation ledger's wire contract, and the activities that talk to it.
+"""The activities that talk to an inventory's ledger (its contract: `contracts/ledger.py`).
 
 Workflows cannot send Updates to other workflows, so a spare reaches its inventory's ledger
 through these activities, which use the Temporal client (update-with-start: the first spare
@@ -7,102 +7,33 @@ of an inventory starts its ledger).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy
 
-from placement.models import VmRequest
-from placement.reservations import Reservation
+from contracts.ledger import (
+    FREE_UPDATE,
+    INVENTORY_LEDGER,
+    RESERVE_GROUP_UPDATE,
+    RESERVE_UPDATE,
+    FreeInput,
+    FreeResult,
+    LedgerState,
+    ReserveGroupInput,
+    ReserveGroupResult,
+    ReserveInput,
+    ReserveResult,
+)
 
-from .timeouts import ActivityTimeouts, heartbeating
-
-LEDGER_WORKFLOW_TYPE = "InventoryLedger"
-RESERVE_UPDATE = "reserve"
-RESERVE_GROUP_UPDATE = "reserve_group"
-FREE_UPDATE = "free"
-CAPACITY_GRANTED_SIGNAL = "capacity_granted"
-
-
-class Waiter(BaseModel):
-    """A spare waiting for room; served by priority (high first), then arrival."""
-
-    spare_id: str
-    request: VmRequest
-    priority: int = 0
-    seq: int
-
-
-class LedgerState(BaseModel):
-    """Everything the ledger knows; handed whole to continue-as-new."""
-
-    inventory: str
-    reservations: dict[str, Reservation] = Field(default_factory=dict)
-    waiters: list[Waiter] = Field(default_factory=list)
-    seq: int = 0
-    # Set by the spare that starts the ledger; bounds the ledger's own placement calls.
-    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
-
-
-class ReserveInput(BaseModel):
-    ledger_id: str
-    task_queue: str
-    inventory: str
-    spare_id: str
-    request: VmRequest
-    wait_for_capacity: bool = False
-    priority: int = 0
-    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
-
-
-class ReserveResult(BaseModel):
-    status: Literal["reserved", "queued", "no_capacity", "never_fits"]
-    reservation: Reservation | None = None
-    reason: str | None = None
-
-
-class GroupMember(BaseModel):
-    spare_id: str
-    request: VmRequest
-
-
-class ReserveGroupInput(BaseModel):
-    """All members of one request (`count: N`), reserved together or not at all."""
-
-    ledger_id: str
-    task_queue: str
-    inventory: str
-    members: list[GroupMember] = Field(min_length=1)
-    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
-
-
-class ReserveGroupResult(BaseModel):
-    """`reserved` (every member holds a reservation) or nothing reserved, with why."""
-
-    status: Literal["reserved", "no_capacity", "never_fits"]
-    reservations: list[Reservation] = Field(default_factory=list)
-    placeable: int = Field(description="How many members could be placed together now")
-    reason: str | None = None
-
-
-class FreeInput(BaseModel):
-    ledger_id: str
-    task_queue: str
-    inventory: str
-    spare_id: str
-    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
-
-
-class FreeResult(BaseModel):
-    freed: bool
+from .timeouts import heartbeating
 
 
 def ledger_start(inp: ReserveInput | ReserveGroupInput | FreeInput) -> WithStartWorkflowOperation:
     """Start the inventory's ledger with the update when it is not running yet."""
     return WithStartWorkflowOperation(
-        LEDGER_WORKFLOW_TYPE,
+        INVENTORY_LEDGER,
         LedgerState(inventory=inp.inventory, timeouts=inp.timeouts),
         id=inp.ledger_id,
         task_queue=inp.task_queue,
@@ -128,9 +59,8 @@ async def free_group(client: Client, inp: ReserveGroupInput) -> None:
     """Give back what `reserve_group` reserved (members that could not be started)."""
     for member in inp.members:
         free = FreeInput(
-            ledger_id=inp.ledger_id,
-            task_queue=inp.task_queue,
             inventory=inp.inventory,
+            task_queue=inp.task_queue,
             spare_id=member.spare_id,
             timeouts=inp.timeouts,
         )

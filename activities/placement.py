@@ -12,10 +12,11 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from contracts.ledger import Reservation
 from placement.engine import place
 from placement.fit import largest_fit_possible
 from placement.models import PlacementInput, Policy, VmRequest
-from placement.reservations import Reservation, apply_reservations
+from placement.reservations import apply_reservations
 
 from .inventory import InventorySource
 
@@ -38,34 +39,17 @@ class PlaceVmResult(BaseModel):
     top_scores: dict[str, dict[str, int]] = Field(default_factory=dict)
 
 
-class BatchRequest(BaseModel):
-    spare_id: str
-    request: VmRequest
-
-
 class PlaceVmsInput(BaseModel):
     """Requests placed in order, each counting the reservations of those placed before it."""
 
     inventory: str
-    requests: list[BatchRequest]
+    # Each VM is named after the spare (or task) it is for.
+    requests: list[VmRequest]
     reservations: list[Reservation] = Field(default_factory=list)
 
 
 class PlaceVmsResult(BaseModel):
     decisions: list[PlaceVmResult]
-
-
-def reservation_for(spare_id: str, request: VmRequest, host: str, vmid: int | None) -> Reservation:
-    return Reservation(
-        spare_id=spare_id,
-        vm_name=request.name,
-        host=host,
-        cpu=request.cpu,
-        memory_mb=request.memory_mb,
-        gpu=request.gpu,
-        group=request.anti_affinity_group,
-        vmid=vmid,
-    )
 
 
 def decide(snapshot: PlacementInput, reservations: list[Reservation]) -> PlaceVmResult:
@@ -120,14 +104,14 @@ class PlacementActivities:
         """One inventory read for a whole batch of a ledger's pending reservations."""
         if not inp.requests:
             return PlaceVmsResult(decisions=[])
-        snapshot = await self.load(inp.inventory, inp.requests[0].request)
+        snapshot = await self.load(inp.inventory, inp.requests[0])
         reservations = list(inp.reservations)
         decisions = []
-        for item in inp.requests:
-            decision = decide(snapshot.model_copy(update={"request": item.request}), reservations)
+        for request in inp.requests:
+            decision = decide(snapshot.model_copy(update={"request": request}), reservations)
             if decision.host is not None:
                 reservations.append(
-                    reservation_for(item.spare_id, item.request, decision.host, decision.vmid)
+                    Reservation.of(request, decision.host, decision.vmid, spare_id=request.name)
                 )
             # The ledger reads the host, vmid and summary; the per-host scores of hundreds of
             # decisions would only swell its history (the explain endpoint has them).

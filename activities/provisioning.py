@@ -26,6 +26,8 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from contracts.vm import VmFacts, VmSpec
+
 from .timeouts import QuietHeartbeat, heartbeat_interval
 
 # A failed task whose message starts with this marker may heal by itself (5xx, connection
@@ -48,35 +50,6 @@ _MISSING_MODULE = (
 )
 _MISSING_COLLECTION = re.compile(r"couldn't resolve module/action '(\w+\.\w+)\.\w+'")
 _UNDEFINED = re.compile(r"'(\w+)' is undefined")
-
-
-class VmSpec(BaseModel):
-    name: str
-    host: str
-    cpu: int
-    memory_mb: int
-    gpu: int = 0
-    vmid: int | None = None
-    group: str | None = None
-    labels: dict[str, str] = Field(default_factory=dict)
-    image: str | None = None
-    network: str | None = None
-    # Filled in by the create activity from the site template, never by a workflow: the user
-    # data carries the join token.
-    user_data: str | None = None
-    # The site template to build the VM from (activities/vm_templates.py); None: the pool's.
-    template: str | None = None
-    pool: str | None = None
-
-
-class VmFacts(BaseModel):
-    """What the hypervisor says about a VM once it exists."""
-
-    name: str
-    host: str
-    ip: str | None = None
-    mac: str | None = None
-    vmid: int | None = None
 
 
 class CreateVmInput(BaseModel):
@@ -204,19 +177,8 @@ class AnsibleProvisioner:
         self._executor = ThreadPoolExecutor(max_parallel_runs, thread_name_prefix="ansible")
 
     async def create_vm(self, spec: VmSpec, progress: Progress | None = None) -> VmFacts:
-        extravars: dict[str, Any] = {
-            "vm_name": spec.name,
-            "vm_host": spec.host,
-            "vm_cpu": spec.cpu,
-            "vm_memory_mb": spec.memory_mb,
-            "vm_gpu": spec.gpu,
-            "vm_id": spec.vmid,
-            "vm_group": spec.group,
-            "vm_labels": spec.labels,
-            "vm_image": spec.image,
-            "vm_network": spec.network,
-            "vm_user_data": spec.user_data,
-        }
+        # One variable per field of the spec, under the same name: `vm_<field>`.
+        extravars = {f"vm_{field}": value for field, value in spec.model_dump().items()}
         outcome = await self._run("create_vm.yml", extravars, progress)
         vm = outcome.stats.get("vm")
         if not isinstance(vm, dict):

@@ -17,9 +17,8 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.inventory import InventorySource
+from contracts.spare import SPARE_ID_PREFIX
 
-# Every spare workflow id, hence every spare VM and Node name, starts with this.
-SPARE_PREFIX = "spare-"
 _DESCRIBE_CONCURRENCY = 16
 
 
@@ -56,7 +55,7 @@ class ReconcileActivities:
             snapshot = await source.load()
             for vm in snapshot.get("existing_vms", []):
                 name = str(vm.get("name", ""))
-                if name.startswith(SPARE_PREFIX):
+                if name.startswith(SPARE_ID_PREFIX):
                     vms.setdefault(name, (inventory, vm.get("host")))
         nodes = set(input.nodes)
         fallback = next(iter(self.inventories), "default")

@@ -21,9 +21,10 @@ from lightkube.resources.core_v1 import Node
 from lightkube.types import PatchType
 from pydantic import BaseModel
 
+from contracts.vm import VmSpec
+
 from .bootstrap_tokens import create_token, delete_tokens
 from .kubernetes import NodeAdoption
-from .provisioning import VmSpec
 from .vm_templates import SiteTemplates, render_user_data
 
 

@@ -9,7 +9,7 @@ until `DELETE /schedule/{task_id}`, long enough for the caller to build its VM t
 from __future__ import annotations
 
 import uuid
-from typing import Literal
+from typing import Literal, cast
 
 from fastapi import APIRouter, Depends, status
 from pydantic import BaseModel, Field
@@ -22,15 +22,19 @@ from temporalio.client import (
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import FailureError
 
-from workflows.names import ANY_POOL, POOL, SCHEDULE_HOST, schedule_workflow_id
-from workflows.schedule_host import (
+from contracts.common import ANY_POOL, POOL
+from contracts.schedule_host import (
     DEFAULT_HOLD_SECONDS,
+    HOST_QUERY,
+    RELEASE_SIGNAL,
+    SCHEDULE_HOST,
     ReleaseTask,
     ScheduledHost,
-    ScheduleHost,
     ScheduleHostInput,
     ScheduleHostResult,
+    schedule_workflow_id,
 )
+from placement.models import MAX_VM_CPU, MAX_VM_MEMORY_MB
 
 from .auth import ANY_ROLE, UPGRADE_CONTROLLER
 from .errors import ApiError, Code, InvalidInput, SpareNotFound
@@ -49,8 +53,9 @@ _ALWAYS = (
 class ScheduleBody(BaseModel):
     """The original request; `inventory` and `hold_seconds` are optional extras."""
 
-    requested_cpu: int = Field(gt=0, le=4096)
-    requested_memory: int = Field(gt=0, le=64 * 1024 * 1024, description="MiB")
+    # The original API's names for the VM's shape (contracts' VmShape), with the same bounds.
+    requested_cpu: int = Field(gt=0, le=MAX_VM_CPU)
+    requested_memory: int = Field(gt=0, le=MAX_VM_MEMORY_MB, description="MiB")
     requested_pool: str | None = Field(default=None, max_length=63)
     dedicated: bool = False
     inventory: str = Field(default="default", min_length=1, max_length=63)
@@ -120,11 +125,9 @@ async def schedule(
 
 async def _task(
     client: Client, task_id: str
-) -> tuple[WorkflowHandle[ScheduleHost, ScheduleHostResult], str]:
+) -> tuple[WorkflowHandle[object, ScheduleHostResult], str]:
     workflow_id = schedule_workflow_id(task_id)
-    # Typed by annotation rather than `get_workflow_handle_for(ScheduleHost.run, ...)`: mypy
-    # infers that one's type parameters as Never depending on the order it reads modules in.
-    handle: WorkflowHandle[ScheduleHost, ScheduleHostResult] = client.get_workflow_handle(
+    handle: WorkflowHandle[object, ScheduleHostResult] = client.get_workflow_handle(
         workflow_id, result_type=ScheduleHostResult
     )
     try:
@@ -151,7 +154,10 @@ async def result(task_id: str, client: TemporalClient) -> TaskResult:
     handle, run_status = await _task(client, task_id)
     with temporal_errors(handle.id):
         if run_status == "running":
-            host = await handle.query(ScheduleHost.host, rpc_timeout=QUERY_TIMEOUT)
+            # The SDK types result_type as a class; the converter takes the union as well.
+            host = await handle.query(
+                HOST_QUERY, result_type=cast(type, ScheduledHost | None), rpc_timeout=QUERY_TIMEOUT
+            )
             if host is None:
                 return TaskResult(status="processing")
             return TaskResult(status="completed", result=host)
@@ -179,5 +185,5 @@ async def release(task_id: str, client: TemporalClient) -> TaskReleased:
     if run_status != "running":
         raise ApiError(f"task {task_id} is {run_status}", Code.TASK_ENDED)
     with temporal_errors(handle.id):
-        await handle.signal(ScheduleHost.release, ReleaseTask())
+        await handle.signal(RELEASE_SIGNAL, ReleaseTask())
     return TaskReleased(task_id=task_id)

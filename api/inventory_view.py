@@ -16,11 +16,10 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
 from activities.inventory import read_inventory
+from contracts.ledger import RESERVATIONS_QUERY, Reservation, ledger_workflow_id
 from placement.models import AllocationRatios, Host
 from placement.policy import load_policy
-from placement.reservations import Reservation
 from runtime.settings import Settings
-from workflows.names import ledger_workflow_id
 
 from .errors import InvalidInput, InventoryUnavailable, SpareNotFound
 from .spare_ops import temporal_errors
@@ -71,7 +70,9 @@ async def ledger_reservations(client: Client, inventory: str) -> list[Reservatio
     try:
         with temporal_errors(ledger_id):
             return await client.get_workflow_handle(ledger_id).query(
-                "reservations", result_type=list[Reservation], rpc_timeout=LEDGER_QUERY_TIMEOUT
+                RESERVATIONS_QUERY,
+                result_type=list[Reservation],
+                rpc_timeout=LEDGER_QUERY_TIMEOUT,
             )
     except SpareNotFound:
         return []

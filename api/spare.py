@@ -9,8 +9,8 @@ from fastapi import APIRouter, Body, Depends, Request, Response, status
 from pydantic import BaseModel
 from temporalio.client import Client
 
+from contracts.spare import ReleaseRequest, SpareStatus
 from runtime.settings import Settings
-from workflows.spare_models import ReleaseRequest, SpareStatus
 
 from .auth import ANY_ROLE, OPERATOR, UPGRADE_CONTROLLER, app_settings
 from .errors import Code

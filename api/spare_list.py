@@ -17,9 +17,9 @@ from pydantic import BaseModel, Field
 from temporalio.client import Client, WorkflowExecution
 from temporalio.service import RPCError, RPCStatusCode
 
+from contracts.common import CLUSTER, HOST, PHASE, POOL
+from contracts.spare import PREPARE_SPARE, Phase
 from runtime.settings import Settings
-from workflows.names import CLUSTER, HOST, PHASE, POOL, PREPARE_SPARE
-from workflows.spare_models import Phase
 
 from .auth import OPERATOR
 from .errors import Code, InvalidInput

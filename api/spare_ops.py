@@ -30,17 +30,20 @@ from temporalio.common import (
 from temporalio.exceptions import FailureError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.ledger import GroupMember, ReserveGroupInput, free_group, reserve_group
-from runtime.settings import Settings
-from workflows.names import CLUSTER, PREPARE_SPARE, ledger_workflow_id
-from workflows.prepare_spare import vm_request_for
-from workflows.spare_models import (
+from activities.ledger import free_group, reserve_group
+from contracts.common import CLUSTER
+from contracts.ledger import GroupMember, ReserveGroupInput
+from contracts.spare import (
+    PREPARE_SPARE,
+    RELEASE_UPDATE,
+    STATUS_QUERY,
     Phase,
     ReleaseRequest,
     SpareRequest,
     SpareStatus,
     start_search_attributes,
 )
+from runtime.settings import Settings
 
 from .errors import (
     Code,
@@ -197,11 +200,10 @@ async def _reserve_all(
     """All members' hosts in one ledger update, or 409 `no_capacity` and nothing reserved."""
     first = members[0]
     group = ReserveGroupInput(
-        ledger_id=ledger_workflow_id(first.inventory),
         task_queue=settings.task_queue,
         inventory=first.inventory,
         members=[
-            GroupMember(spare_id=m.spare_id, request=vm_request_for(m.spare_id, m)) for m in members
+            GroupMember(spare_id=m.spare_id, request=m.vm_request(m.spare_id)) for m in members
         ],
         timeouts=first.timeouts,
     )
@@ -258,11 +260,7 @@ async def _start_one(
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 memo={MEMO_REQUEST_HASH: digest},
                 search_attributes=start_search_attributes(request),
-                static_summary=(
-                    f"spare for {request.cluster}: {request.cpu} CPU, {request.memory_mb} MiB"
-                    + (f", {request.gpu} GPU" if request.gpu else "")
-                    + of
-                ),
+                static_summary=request.summary() + of,
             )
         except WorkflowAlreadyStartedError:
             handle = client.get_workflow_handle(workflow_id)
@@ -296,7 +294,7 @@ async def _query_status(handle: WorkflowHandle[object, object], spare_id: str) -
         with temporal_errors(spare_id):
             try:
                 return await handle.query(
-                    "status", result_type=SpareStatus, rpc_timeout=QUERY_TIMEOUT
+                    STATUS_QUERY, result_type=SpareStatus, rpc_timeout=QUERY_TIMEOUT
                 )
             except (WorkflowQueryFailedError, WorkflowQueryRejectedError) as err:
                 # Right after the start the workflow has no status yet: give it a moment.
@@ -318,7 +316,7 @@ async def _status_of_a_spare_that_never_began(
     its failure is its status. None when the run has a status to ask for."""
     with temporal_errors(spare_id):
         try:
-            await handle.query("status", result_type=SpareStatus, rpc_timeout=QUERY_TIMEOUT)
+            await handle.query(STATUS_QUERY, result_type=SpareStatus, rpc_timeout=QUERY_TIMEOUT)
             return None
         except WorkflowQueryFailedError:
             pass
@@ -366,7 +364,7 @@ async def release_spare(client: Client, spare_id: str, request: ReleaseRequest) 
     with temporal_errors(spare_id):
         try:
             update = await handle.start_update(
-                "release",
+                RELEASE_UPDATE,
                 request,
                 wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                 result_type=SpareStatus,

@@ -31,12 +31,12 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from contracts.common import PHASE, SEARCH_ATTRIBUTES
 from runtime.temporal_binaries import (
     DEV_SERVER_DYNAMIC_CONFIG,
     DEV_SERVER_SQLITE_PRAGMAS,
     temporal_cli,
 )
-from workflows.names import PHASE, SEARCH_ATTRIBUTES
 
 STEPS = 14
 UPSERT_AT = frozenset({1, 4, 7, 10, 13})

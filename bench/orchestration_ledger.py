@@ -17,20 +17,20 @@ from orchestration_stack import TASK_QUEUE, TIGHT_INVENTORY, BenchStack
 from temporalio.client import WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy
 
-from activities.ledger import (
+from contracts.ledger import (
     FREE_UPDATE,
-    LEDGER_WORKFLOW_TYPE,
+    INVENTORY_LEDGER,
     RESERVE_UPDATE,
     FreeInput,
     FreeResult,
     LedgerState,
+    Reservation,
     ReserveInput,
     ReserveResult,
+    ledger_workflow_id,
 )
 from placement.models import VmRequest
-from placement.reservations import Reservation
 from workflows.ledger import InventoryLedger
-from workflows.names import ledger_workflow_id
 
 LEDGER_ID = ledger_workflow_id(TIGHT_INVENTORY)
 
@@ -47,7 +47,7 @@ class LedgerRun:
 
 def _start() -> WithStartWorkflowOperation[Any, Any]:
     return WithStartWorkflowOperation(
-        LEDGER_WORKFLOW_TYPE,
+        INVENTORY_LEDGER,
         LedgerState(inventory=TIGHT_INVENTORY),
         id=LEDGER_ID,
         task_queue=TASK_QUEUE,
@@ -59,10 +59,8 @@ async def reserve(stack: BenchStack, spare_id: str) -> ReserveResult:
     result: ReserveResult = await stack.client.execute_update_with_start_workflow(
         RESERVE_UPDATE,
         ReserveInput(
-            ledger_id=LEDGER_ID,
-            task_queue=TASK_QUEUE,
             inventory=TIGHT_INVENTORY,
-            spare_id=spare_id,
+            task_queue=TASK_QUEUE,
             request=VmRequest(name=spare_id, cpu=2, memory_mb=2048),
         ),
         start_workflow_operation=_start(),
@@ -75,9 +73,7 @@ async def reserve(stack: BenchStack, spare_id: str) -> ReserveResult:
 async def free(stack: BenchStack, spare_id: str, run: str) -> FreeResult:
     result: FreeResult = await stack.client.execute_update_with_start_workflow(
         FREE_UPDATE,
-        FreeInput(
-            ledger_id=LEDGER_ID, task_queue=TASK_QUEUE, inventory=TIGHT_INVENTORY, spare_id=spare_id
-        ),
+        FreeInput(inventory=TIGHT_INVENTORY, task_queue=TASK_QUEUE, spare_id=spare_id),
         start_workflow_operation=_start(),
         id=f"free-{spare_id}-{run}",
         result_type=FreeResult,

@@ -17,8 +17,8 @@ from orchestration_baseline import MINIMAL_WORKFLOW
 from orchestration_history import create_vm_latencies, percentile
 from orchestration_stack import BIG_INVENTORY, TASK_QUEUE, BenchStack
 
-from workflows.names import PREPARE_SPARE
-from workflows.spare_models import (
+from contracts.spare import (
+    PREPARE_SPARE,
     ReleaseRequest,
     SpareRequest,
     SpareResult,

@@ -24,6 +24,7 @@ from temporalio.client import Client
 from activities.notify import ReceiverConfig
 from api.app import create_app
 from api.temporal_client import connect_factory
+from contracts.common import SEARCH_ATTRIBUTES
 from lab.stack import LabStack
 from runtime.settings import Settings
 from runtime.temporal_binaries import (
@@ -35,7 +36,6 @@ from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
 from webhooks.signing import generate_secret
 from worker.worker import run_worker
-from workflows.names import SEARCH_ATTRIBUTES
 
 LAB_RECEIVER = "upgradectrl"
 SERVER_START_TIMEOUT_SECONDS = 60.0

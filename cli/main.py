@@ -31,9 +31,9 @@ from api.errors import (
 )
 from api.explain import ExplainBody
 from api.spare_ops import SpareView, spare_status
+from contracts.spare import Phase, ReleaseRequest, SpareRequest
 from runtime.logging_setup import configure_logging
 from runtime.settings import CONFIG_ENV, Settings, get_settings
-from workflows.spare_models import Phase, ReleaseRequest, SpareRequest
 
 from .config import config_app
 

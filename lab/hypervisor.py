@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from contracts.vm import VmSpec
 from webhooks.serve import EmbeddedServer
 
 log = logging.getLogger(__name__)
@@ -38,23 +39,9 @@ FIRST_VMID = 100
 RESOURCES = (("cpu", "cpu"), ("memory_mb", "memory_mb"), ("gpu", "gpu"))
 
 
-class VmCreate(BaseModel):
-    """Body of `POST /vms`: what the lab playbook sends."""
+class LabVm(VmSpec):
+    """A lab VM: the spec it was created from, and what the lab gave it."""
 
-    name: str = Field(min_length=1, max_length=63)
-    host: str
-    cpu: int = Field(ge=0)
-    memory_mb: int = Field(ge=0)
-    gpu: int = Field(default=0, ge=0)
-    vmid: int | None = Field(default=None, ge=1)
-    group: str | None = None
-    labels: dict[str, str] = Field(default_factory=dict)
-    image: str | None = None
-    network: str | None = None
-    user_data: str | None = None
-
-
-class LabVm(VmCreate):
     vmid: int
     ip: str
     mac: str
@@ -148,9 +135,9 @@ class LabHypervisor:
         """The next `POST /vms` answers 500 (transient) or 422 (permanent) with `message`."""
         self._failure = (message, transient)
 
-    async def create_vm(self, spec: VmCreate | Mapping[str, Any]) -> tuple[LabVm, bool]:
+    async def create_vm(self, spec: VmSpec | Mapping[str, Any]) -> tuple[LabVm, bool]:
         """Create the VM, or return the existing one of that name; True when created."""
-        request = spec if isinstance(spec, VmCreate) else VmCreate.model_validate(spec)
+        request = spec if isinstance(spec, VmSpec) else VmSpec.model_validate(spec)
         if self._failure is not None:
             message, transient = self._failure
             self._failure = None
@@ -208,7 +195,8 @@ class LabHypervisor:
             host["vm_count"] = int(base.get("vm_count", 0)) + len(vms)
             hosts.append(host)
         existing = self.base_existing_vms + [
-            {"name": vm.name, "host": vm.host, "group": vm.group} for vm in self._vms.values()
+            {"name": vm.name, "host": vm.host, "group": vm.anti_affinity_group}
+            for vm in self._vms.values()
         ]
         return {
             "hosts": hosts,
@@ -228,7 +216,7 @@ class LabHypervisor:
             vmid += 1
         return vmid
 
-    def _admit(self, request: VmCreate) -> LabVm:
+    def _admit(self, request: VmSpec) -> LabVm:
         host = self.hosts.get(request.host)
         if host is None:
             raise LabHypervisorError(404, "unknown_host", f"no host named {request.host!r}")
@@ -319,7 +307,7 @@ class LabHypervisor:
 
     async def _post_vm(self, request: Request) -> JSONResponse:
         try:
-            spec = VmCreate.model_validate_json(await request.body())
+            spec = VmSpec.model_validate_json(await request.body())
         except ValidationError as err:
             message = f"invalid VM spec: {err.errors(include_url=False)}"
             return JSONResponse({"error": "invalid_spec", "message": message}, status_code=422)

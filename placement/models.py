@@ -28,6 +28,10 @@ from .names import DEFAULT_PLUGIN_WEIGHTS
 MAX_AMOUNT = 10**12
 MAX_RATIO = 1000.0
 MAX_VMID = 999_999_999
+# The largest VM anyone may ask for: 4096 vCPUs, 64 TiB of memory, 64 GPUs.
+MAX_VM_CPU = 4096
+MAX_VM_MEMORY_MB = 64 * 1024 * 1024
+MAX_VM_GPU = 64
 
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 Resource = Literal["cpu", "memory_mb", "gpu"]
@@ -252,13 +256,26 @@ class Near(BaseModel):
         return f"vm {self.vm!r}" if self.vm is not None else f"node {self.node!r}"
 
 
-class VmRequest(BaseModel):
+class VmShape(BaseModel):
+    """The size of one VM: the one place its fields and their bounds are declared.
+
+    Every model that carries a VM's size (the spare request, the placement request, the
+    reservation, the provisioner's VM spec, the lab hypervisor's body) extends it.
+    """
+
+    cpu: int = Field(gt=0, le=MAX_VM_CPU)
+    memory_mb: int = Field(gt=0, le=MAX_VM_MEMORY_MB)
+    gpu: int = Field(default=0, ge=0, le=MAX_VM_GPU)
+
+    def shape(self) -> dict[str, int]:
+        """Only the size, as keyword arguments for another model that extends VmShape."""
+        return {name: getattr(self, name) for name in VmShape.model_fields}
+
+
+class VmRequest(VmShape):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1)
-    cpu: int = Field(gt=0, le=MAX_AMOUNT)
-    memory_mb: int = Field(gt=0, le=MAX_AMOUNT)
-    gpu: int = Amount
     pool: str | None = None
     dedicated: bool = False
     tolerations: Tolerations = Field(default_factory=list)

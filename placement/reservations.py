@@ -10,20 +10,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
-
-from .models import ExistingVm, PlacementInput
+from .models import ExistingVm, PlacementInput, VmRequest, VmShape
 
 
-class Reservation(BaseModel):
+class Reservation(VmShape):
+    """Room the ledger promised to a spare on a host, until the inventory shows its VM."""
+
     spare_id: str
     vm_name: str
     host: str
-    cpu: int = Field(ge=0)
-    memory_mb: int = Field(ge=0)
-    gpu: int = Field(default=0, ge=0)
-    group: str | None = None
+    anti_affinity_group: str | None = None
     vmid: int | None = None
+
+    @classmethod
+    def of(cls, request: VmRequest, host: str, vmid: int | None, spare_id: str) -> Reservation:
+        """The reservation a placement decision for `request` makes."""
+        return cls(
+            spare_id=spare_id,
+            vm_name=request.name,
+            host=host,
+            anti_affinity_group=request.anti_affinity_group,
+            vmid=vmid,
+            **request.shape(),
+        )
 
 
 def apply_reservations(inp: PlacementInput, reservations: Sequence[Reservation]) -> PlacementInput:
@@ -45,7 +54,7 @@ def apply_reservations(inp: PlacementInput, reservations: Sequence[Reservation])
         host.memory_mb_allocated += r.memory_mb
         host.gpu_allocated += r.gpu
         host.vm_count += 1
-        existing.append(ExistingVm(name=r.vm_name, host=r.host, group=r.group))
+        existing.append(ExistingVm(name=r.vm_name, host=r.host, group=r.anti_affinity_group))
         known_vms.add(r.vm_name)
     return inp.model_copy(
         update={

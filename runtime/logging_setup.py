@@ -23,7 +23,7 @@ _CONTEXT_KEYS = ("temporal_workflow", "temporal_activity")
 # Standard LogRecord attributes; anything else on a record is an extra worth keeping.
 _RECORD_FIELDS = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
 _LIFTED = {"spare_id", "workflow_id", *_CONTEXT_KEYS}
-# workflows/names.py: a spare's id is `spare-...`; PrepareSpare names its release child
+# contracts/spare.py: a spare's id is `spare-...`; PrepareSpare names its release child
 # `release-<spare id>-<first 8 of its run id>`, a standalone release `release-<spare id>`.
 _RELEASE_ID = re.compile(r"^release-(?P<spare>spare-.+?)(?:-[0-9a-f]{8})?$")
 

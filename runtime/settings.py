@@ -23,7 +23,7 @@ from pydantic_settings import (
 from activities.event_bus import EventBusConfig
 from activities.notify import ReceiverConfig
 from activities.vm_templates import SiteTemplates, VmTemplate
-from workflows.names import TASK_QUEUE
+from contracts.common import TASK_QUEUE
 
 CONFIG_ENV = "VIRTFLOW_CONFIG"
 # A directory of one-file-per-setting secrets (Docker/Kubernetes secrets), named like the

@@ -11,10 +11,10 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from contracts.common import SEARCH_ATTRIBUTES
 from runtime.temporal_binaries import DEV_SERVER_DYNAMIC_CONFIG, temporal_cli, temporal_test_server
 from tests.known_secrets import SCANNED
 from tests.security.secret_scan import SecretScan
-from workflows.names import SEARCH_ATTRIBUTES
 
 SECRET_SCAN = SecretScan(SCANNED)
 

@@ -14,8 +14,9 @@ from pydantic import SecretStr
 from temporalio.client import Client, WorkflowHandle
 
 from activities.notify import ReceiverConfig
+from contracts.ledger import Reservation, ledger_workflow_id
+from contracts.spare import Phase, SpareRequest, spare_workflow_id
 from lab.stack import DEFAULT_INVENTORY, LabStack
-from placement.reservations import Reservation
 from runtime.settings import Settings
 from tests.helpers import assert_eventually
 from tests.known_secrets import WEBHOOK_SECRET
@@ -23,9 +24,7 @@ from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
 from worker.worker import running_worker
 from workflows.ledger import InventoryLedger
-from workflows.names import ledger_workflow_id, spare_workflow_id
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, SpareRequest
 
 LAB_INVENTORY = DEFAULT_INVENTORY
 

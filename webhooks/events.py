@@ -32,8 +32,14 @@ EVENT_DESCRIPTIONS: dict[EventType, str] = {
 }
 
 
-class VmInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class VmFacts(BaseModel):
+    """What the hypervisor says about a VM once it exists; the `vm` of every event.
+
+    Other fields a hypervisor reports (its own size, timestamps) are left out: only these
+    travel, in events and in workflow history.
+    """
+
+    model_config = ConfigDict(extra="ignore")
 
     name: str = Field(description="VM name, also the Kubernetes Node name.")
     host: str = Field(description="Bare-metal host the VM runs on.")
@@ -51,7 +57,7 @@ class SpareEventData(BaseModel):
     cluster: str = Field(min_length=1, max_length=200)
     pool: str | None = None
     host: str | None = None
-    vm: VmInfo | None = None
+    vm: VmFacts | None = None
     reason: str | None = Field(default=None, max_length=4000)
 
 

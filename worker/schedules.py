@@ -21,9 +21,8 @@ from temporalio.client import (
     ScheduleUpdateInput,
 )
 
+from contracts.reconcile import RECONCILE_SCHEDULE_ID, RECONCILE_SPARES, ReconcileInput
 from runtime.settings import Settings
-from workflows.names import RECONCILE_SCHEDULE_ID, RECONCILE_SPARES
-from workflows.reconcile_spares import ReconcileInput
 
 
 def reconcile_schedule(settings: Settings, task_queue: str | None = None) -> Schedule:

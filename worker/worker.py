@@ -128,9 +128,7 @@ def build_activities(
 # pydantic class and function of these modules for each workflow it runs. Only data models,
 # constants and stateless deterministic helpers belong here; a workflow's own module must not.
 SANDBOX_PASSTHROUGH = (
-    "workflows.spare_models",
-    "workflows.release_models",
-    "workflows.names",
+    "contracts",
     "workflows.ledger_calls",
     "workflows.notifier",
 )

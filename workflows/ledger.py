@@ -17,33 +17,33 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities import metrics
-    from activities.ledger import (
+    from activities.placement import (
+        PlacementActivities,
+        PlaceVmInput,
+        PlaceVmResult,
+        PlaceVmsInput,
+        PlaceVmsResult,
+    )
+    from contracts.ledger import (
         CAPACITY_GRANTED_SIGNAL,
         FREE_UPDATE,
+        INVENTORY_LEDGER,
+        RESERVATIONS_QUERY,
         RESERVE_GROUP_UPDATE,
         RESERVE_UPDATE,
+        WAITERS_QUERY,
         FreeInput,
         FreeResult,
         LedgerState,
+        Reservation,
         ReserveGroupInput,
         ReserveGroupResult,
         ReserveInput,
         ReserveResult,
         Waiter,
     )
-    from activities.placement import (
-        BatchRequest,
-        PlacementActivities,
-        PlaceVmInput,
-        PlaceVmResult,
-        PlaceVmsInput,
-        PlaceVmsResult,
-        reservation_for,
-    )
     from placement.models import VmRequest
-    from placement.reservations import Reservation
 
-from .names import INVENTORY_LEDGER
 
 # Inventory reads can fail for a while (an HTTP source restarting): retry, but not forever,
 # so a spare waiting on the update gets an answer.
@@ -73,11 +73,11 @@ class InventoryLedger:
         await workflow.wait_condition(workflow.all_handlers_finished)
         workflow.continue_as_new(self._state)
 
-    @workflow.query
+    @workflow.query(name=RESERVATIONS_QUERY)
     def reservations(self) -> list[Reservation]:
         return list(self._state.reservations.values())
 
-    @workflow.query
+    @workflow.query(name=WAITERS_QUERY)
     def waiters(self) -> list[Waiter]:
         return list(self._state.waiters)
 
@@ -157,9 +157,7 @@ class InventoryLedger:
 
     async def _place_in_order(self, items: list[ReserveInput]) -> list[ReserveInput]:
         """Record each decision; what is left to place again if one could not be used."""
-        result = await self._place_batch(
-            [BatchRequest(spare_id=i.spare_id, request=i.request) for i in items]
-        )
+        result = await self._place_batch([i.request for i in items])
         for k, (inp, decision) in enumerate(zip(items, result.decisions, strict=True)):
             answer = self._answer_without_placement(inp)
             if answer is not None:
@@ -171,7 +169,7 @@ class InventoryLedger:
             self._answers[inp.spare_id] = self._outcome(inp, decision)
         return []
 
-    async def _place_batch(self, requests: list[BatchRequest]) -> PlaceVmsResult:
+    async def _place_batch(self, requests: list[VmRequest]) -> PlaceVmsResult:
         # A regular activity, not a local one: its input and result are events in history, so a
         # replay hands the answer back at the same point among the updates that arrived. (A local
         # activity's result could come back at another point and find a different batch.)
@@ -216,9 +214,7 @@ class InventoryLedger:
         async with self._lock:
             missing = [m for m in inp.members if m.spare_id not in self._state.reservations]
             if missing:
-                result = await self._place_batch(
-                    [BatchRequest(spare_id=m.spare_id, request=m.request) for m in missing]
-                )
+                result = await self._place_batch([m.request for m in missing])
                 decisions = result.decisions
                 placeable = (
                     len(inp.members) - len(missing) + sum(d.host is not None for d in decisions)
@@ -260,7 +256,6 @@ class InventoryLedger:
         self._state.seq += 1
         self._state.waiters.append(
             Waiter(
-                spare_id=inp.spare_id,
                 request=inp.request,
                 priority=inp.priority,
                 seq=self._state.seq,
@@ -288,7 +283,7 @@ class InventoryLedger:
 
     async def _place(self, request: VmRequest) -> PlaceVmResult:
         if workflow.patched(BATCHED_PLACEMENT):
-            placed = await self._place_batch([BatchRequest(spare_id=request.name, request=request)])
+            placed = await self._place_batch([request])
             return placed.decisions[0]
         return await workflow.execute_activity_method(
             PlacementActivities.place_vm,
@@ -306,7 +301,7 @@ class InventoryLedger:
     ) -> Reservation:
         if decision.host is None:
             raise ApplicationError("cannot record a reservation without a host")
-        reservation = reservation_for(spare_id, request, decision.host, decision.vmid)
+        reservation = Reservation.of(request, decision.host, decision.vmid, spare_id=spare_id)
         self._state.reservations[spare_id] = reservation
         if show:
             workflow.set_current_details(self._details())

@@ -12,10 +12,10 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from activities.ledger import FreeInput, FreeResult, LedgerActivities
-    from activities.timeouts import ActivityTimeouts
+    from activities.ledger import LedgerActivities
+    from contracts.ledger import FreeInput, FreeResult
+    from contracts.timeouts import ActivityTimeouts
 
-from .names import ledger_workflow_id
 
 # Giving room back must eventually succeed: keep retrying transient faults, with a bounded
 # interval.
@@ -30,9 +30,8 @@ async def free_reservation(
     return await workflow.execute_activity_method(
         LedgerActivities.free_capacity,
         FreeInput(
-            ledger_id=ledger_workflow_id(inventory),
-            task_queue=workflow.info().task_queue,
             inventory=inventory,
+            task_queue=workflow.info().task_queue,
             spare_id=spare_id,
             timeouts=timeouts,
         ),

@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
         ReceiverRoute,
         RetryPolicySpec,
     )
-    from webhooks.events import EventType, SpareEvent, SpareEventData, VmInfo, webhook_id
+    from webhooks.events import EventType, SpareEvent, SpareEventData, VmFacts, webhook_id
 
 PUBLISH_TIMEOUT = timedelta(seconds=30)
 # Cancelling a 410 receiver's other deliveries adds commands: histories from before replay
@@ -71,7 +71,7 @@ class Notifier:
         event_type: EventType,
         *,
         host: str | None = None,
-        vm: VmInfo | None = None,
+        vm: VmFacts | None = None,
         reason: str | None = None,
     ) -> None:
         event = SpareEvent(

@@ -27,54 +27,47 @@ from temporalio.exceptions import (
 with workflow.unsafe.imports_passed_through():
     from activities import metrics
     from activities.kubernetes import (
-        SPARE_LABEL,
         CheckNodeReadyInput,
         KubernetesActivities,
         NodeAdoption,
         NodeReadyResult,
         WaitNodeReadyInput,
     )
-    from activities.ledger import (
-        CAPACITY_GRANTED_SIGNAL,
-        LedgerActivities,
-        ReserveInput,
-        ReserveResult,
-    )
+    from activities.ledger import LedgerActivities
     from activities.notify import (
         NotifyActivities,
         PlanNotificationsInput,
         PlanNotificationsResult,
     )
-    from activities.provisioning import CreateVmInput, ProvisioningActivities, VmFacts, VmSpec
-    from placement.models import VmRequest
-    from placement.reservations import Reservation
-    from webhooks.events import EventType, VmInfo
+    from activities.provisioning import CreateVmInput, ProvisioningActivities
+    from contracts.common import ANY_POOL, CLUSTER, HOST, PHASE, POOL
+    from contracts.ledger import (
+        CAPACITY_GRANTED_SIGNAL,
+        LEDGER_RETRY,
+        Reservation,
+        ReserveInput,
+        ReserveResult,
+    )
+    from contracts.release import RELEASE_SPARE, ReleaseInput, ReleaseResult
+    from contracts.release import release_workflow_id as release_id
+    from contracts.spare import (
+        PREPARE_SPARE,
+        REQUEST_RELEASE_SIGNAL,
+        STATUS_QUERY,
+        Phase,
+        ReleaseRequest,
+        SpareRequest,
+        SpareResult,
+        SpareStatus,
+        StepRecord,
+    )
+    from contracts.vm import VmFacts
+    from webhooks.events import EventType
+
 
 from .ledger_calls import free_reservation
-from .names import (
-    ANY_POOL,
-    CLUSTER,
-    HOST,
-    PHASE,
-    POOL,
-    PREPARE_SPARE,
-    RELEASE_SPARE,
-    ledger_workflow_id,
-)
-from .names import release_workflow_id as release_id
 from .notifier import Notifier
-from .release_models import ReleaseInput, ReleaseResult
-from .spare_models import (
-    Phase,
-    ReleaseRequest,
-    SpareRequest,
-    SpareResult,
-    SpareStatus,
-    StepRecord,
-)
 
-# The ledger answers quickly unless the inventory is unreachable; then retry a while.
-LEDGER_RETRY = RetryPolicy(maximum_attempts=20, maximum_interval=timedelta(seconds=30))
 # A create that failed for a reason the playbook reports is final; others get a few tries.
 CREATE_RETRY = RetryPolicy(
     maximum_attempts=3,
@@ -123,12 +116,14 @@ class PrepareSpare:
 
     # --- messages -------------------------------------------------------------------------
 
-    @workflow.query
+    @workflow.query(name=STATUS_QUERY)
     def status(self) -> SpareStatus:
         if self._status is None:
             raise ApplicationError("the spare has not started yet")
         return self._status
 
+    # Registered under its method name, RELEASE_UPDATE (the SDK types an update given by
+    # name as returning a coroutine); tests/workflows/test_contract_names.py checks it.
     @workflow.update
     async def release(self, req: ReleaseRequest) -> SpareStatus:
         self._release = req
@@ -143,7 +138,7 @@ class PrepareSpare:
                 "cancel it to stop it before then"
             )
 
-    @workflow.signal
+    @workflow.signal(name=REQUEST_RELEASE_SIGNAL)
     def request_release(self, req: ReleaseRequest) -> None:
         # A signal cannot be refused: if it comes early, it is honoured as soon as Ready.
         if self._release is None:
@@ -190,11 +185,11 @@ class PrepareSpare:
             vm = await self._create_vm(spare_id, req, reservation)
             self._status.vm = vm
             self._status.vmid = vm.vmid
-            self._notifier.send(EventType.VM_CREATED, host=vm.host, vm=_vm_info(vm))
+            self._notifier.send(EventType.VM_CREATED, host=vm.host, vm=vm)
 
             await self._wait_ready(spare_id, req)
             self._enter(Phase.READY, "ready; held until released or the TTL expires")
-            self._notifier.send(EventType.READY, host=vm.host, vm=_vm_info(vm))
+            self._notifier.send(EventType.READY, host=vm.host, vm=vm)
 
             reason = await self._hold(req)
         except SpareFailed as failure:
@@ -216,13 +211,13 @@ class PrepareSpare:
             raise ApplicationError(reason, type=_kind(err), non_retryable=True) from None
 
         self._enter(Phase.RELEASING, reason)
-        self._notifier.send(EventType.RELEASE_STARTED, host=vm.host, vm=_vm_info(vm), reason=reason)
+        self._notifier.send(EventType.RELEASE_STARTED, host=vm.host, vm=vm, reason=reason)
         released = await self._run_release(spare_id, req, reservation.host, reason)
         self._enter(
             Phase.RELEASED,
             f"evicted {len(released.evicted)} pods" + _not_evicted(released),
         )
-        self._notifier.send(EventType.RELEASED, host=vm.host, vm=_vm_info(vm), reason=reason)
+        self._notifier.send(EventType.RELEASED, host=vm.host, vm=vm, reason=reason)
         await self._notifier.drain()
         return SpareResult(
             spare_id=spare_id, phase=Phase.RELEASED, host=vm.host, vm=vm, reason=reason
@@ -256,11 +251,9 @@ class PrepareSpare:
         result: ReserveResult = await workflow.execute_activity_method(
             LedgerActivities.reserve_capacity,
             ReserveInput(
-                ledger_id=ledger_workflow_id(req.inventory),
-                task_queue=workflow.info().task_queue,
                 inventory=req.inventory,
-                spare_id=spare_id,
-                request=vm_request_for(spare_id, req),
+                task_queue=workflow.info().task_queue,
+                request=req.vm_request(spare_id),
                 wait_for_capacity=req.wait_for_capacity,
                 priority=req.priority,
                 timeouts=req.timeouts,
@@ -296,21 +289,9 @@ class PrepareSpare:
     async def _create_vm(
         self, spare_id: str, req: SpareRequest, reservation: Reservation
     ) -> VmFacts:
-        spec = VmSpec(
-            name=spare_id,
-            host=reservation.host,
-            cpu=req.cpu,
-            memory_mb=req.memory_mb,
-            gpu=req.gpu,
-            vmid=reservation.vmid,
-            group=req.anti_affinity_group,
-            labels=_spare_labels(spare_id, req),
-            template=req.template,
-            pool=req.pool,
-        )
         return await workflow.execute_activity_method(
             ProvisioningActivities.create_vm,
-            CreateVmInput(spec=spec),
+            CreateVmInput(spec=req.vm_spec(spare_id, reservation)),
             start_to_close_timeout=timedelta(seconds=req.create_timeout_seconds),
             heartbeat_timeout=req.timeouts.heartbeat,
             retry_policy=CREATE_RETRY,
@@ -435,9 +416,7 @@ class PrepareSpare:
             await free_reservation(spare_id, req.inventory, req.timeouts)
         self._enter(final, reason)
         host = vm.host if vm else (reservation.host if reservation else None)
-        self._notifier.send(
-            EventType.FAILED, host=host, vm=_vm_info(vm) if vm else None, reason=reason
-        )
+        self._notifier.send(EventType.FAILED, host=host, vm=vm, reason=reason)
 
     # --- visibility -------------------------------------------------------------------------
 
@@ -504,38 +483,9 @@ class PrepareSpare:
         self._show(self._detail)
 
 
-def vm_request_for(spare_id: str, req: SpareRequest) -> VmRequest:
-    """What placement is asked for this spare (the ledger, and the API for a whole request)."""
-    return VmRequest(
-        name=spare_id,
-        cpu=req.cpu,
-        memory_mb=req.memory_mb,
-        gpu=req.gpu,
-        pool=req.pool,
-        dedicated=req.dedicated,
-        tolerations=req.tolerations,
-        node_selector=req.node_selector,
-        node_affinity=req.node_affinity,
-        anti_affinity_group=req.anti_affinity_group,
-        anti_affinity_scope=req.anti_affinity_scope,
-    )
-
-
-def _spare_labels(spare_id: str, req: SpareRequest) -> dict[str, str]:
-    return {
-        SPARE_LABEL: "true",
-        "virtflow.io/spare-id": spare_id,
-        "virtflow.io/cluster": req.cluster,
-    }
-
-
 def _adoption(spare_id: str, req: SpareRequest) -> NodeAdoption:
     """What the Node must carry once Ready: virtflow applies it, whatever the guest did."""
-    return NodeAdoption(labels=_spare_labels(spare_id, req), template=req.template, pool=req.pool)
-
-
-def _vm_info(vm: VmFacts) -> VmInfo:
-    return VmInfo(name=vm.name, host=vm.host, ip=vm.ip, mac=vm.mac, vmid=vm.vmid)
+    return NodeAdoption(labels=req.spare_labels(spare_id), template=req.template, pool=req.pool)
 
 
 def _not_evicted(released: ReleaseResult) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from pydantic import BaseModel, Field
 from temporalio import workflow
 from temporalio.common import RetryPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ChildWorkflowError, WorkflowAlreadyStartedError
@@ -26,36 +25,15 @@ with workflow.unsafe.imports_passed_through():
         OrphanSpare,
         ReconcileActivities,
     )
+    from contracts.reconcile import RECONCILE_SPARES, OrphanRelease, ReconcileInput, ReconcileResult
+    from contracts.release import ReleaseInput, release_workflow_id
 
-from .names import RECONCILE_SPARES, release_workflow_id
-from .release_models import ReleaseInput
+
 from .release_spare import ReleaseSpare
 
 SCAN_TIMEOUT = timedelta(minutes=2)
 # A scan that cannot reach Kubernetes or Temporal fails this run; the next run tries again.
 SCAN_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=30))
-
-
-class ReconcileInput(BaseModel):
-    grace_seconds: int = Field(default=300, ge=0, le=24 * 3600)
-    drain_timeout_seconds: int = Field(default=600, ge=1, le=24 * 3600)
-
-
-class OrphanRelease(BaseModel):
-    name: str
-    host: str | None = None
-    inventory: str
-    had_vm: bool
-    had_node: bool
-    released: bool
-    error: str | None = None
-
-
-class ReconcileResult(BaseModel):
-    vms_seen: int
-    nodes_seen: int
-    suspects: list[str] = Field(default_factory=list)
-    released: list[OrphanRelease] = Field(default_factory=list)
 
 
 @workflow.defn(name=RECONCILE_SPARES)

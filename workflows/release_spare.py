@@ -18,10 +18,10 @@ with workflow.unsafe.imports_passed_through():
         NodeNameInput,
     )
     from activities.provisioning import DestroyVmInput, ProvisioningActivities
+    from contracts.release import RELEASE_SPARE, STEP_QUERY, ReleaseInput, ReleaseResult
+
 
 from .ledger_calls import KEEP_TRYING, free_reservation
-from .names import RELEASE_SPARE
-from .release_models import ReleaseInput, ReleaseResult
 
 DESTROY_TIMEOUT = timedelta(minutes=20)
 
@@ -31,7 +31,7 @@ class ReleaseSpare:
     def __init__(self) -> None:
         self._step = "starting"
 
-    @workflow.query
+    @workflow.query(name=STEP_QUERY)
     def step(self) -> str:
         return self._step
 

@@ -11,50 +11,32 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from activities.hosts import HostActivities, HostAddressInput, HostAddressResult
-    from activities.ledger import LedgerActivities, ReserveInput, ReserveResult
-    from placement.models import VmRequest
+    from activities.ledger import LedgerActivities
+    from contracts.common import ANY_POOL, HOST, POOL
+    from contracts.ledger import LEDGER_RETRY, ReserveInput, ReserveResult
+    from contracts.schedule_host import (
+        HOST_QUERY,
+        RELEASE_SIGNAL,
+        SCHEDULE_HOST,
+        ReleaseTask,
+        ScheduledHost,
+        ScheduleHostInput,
+        ScheduleHostResult,
+    )
+
 
 from .ledger_calls import free_reservation
-from .names import ANY_POOL, HOST, POOL, SCHEDULE_HOST, ledger_workflow_id
 
-# The ledger answers quickly unless the inventory is unreachable; then retry a while.
-LEDGER_RETRY = RetryPolicy(maximum_attempts=20, maximum_interval=timedelta(seconds=30))
 SHORT_CALL = timedelta(seconds=60)
-DEFAULT_HOLD_SECONDS = 900
 # The ledger's answers that mean "no host", with the failure type the caller sees.
 _REFUSALS = {"no_capacity": "NoCapacity", "never_fits": "NeverFits"}
-
-
-class ScheduleHostInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    cpu: int = Field(gt=0, le=4096)
-    memory_mb: int = Field(gt=0, le=64 * 1024 * 1024)
-    pool: str | None = Field(default=None, max_length=63)
-    dedicated: bool = False
-    inventory: str = Field(default="default", min_length=1, max_length=63)
-    hold_seconds: int = Field(default=DEFAULT_HOLD_SECONDS, ge=1, le=7 * 24 * 3600)
-
-
-class ScheduledHost(BaseModel):
-    name: str
-    ip: str | None = None
-
-
-class ScheduleHostResult(BaseModel):
-    host: ScheduledHost
-    freed_because: str
-
-
-class ReleaseTask(BaseModel):
-    reason: str = Field(default="released by request", max_length=500)
 
 
 @workflow.defn(name=SCHEDULE_HOST, failure_exception_types=[ValidationError])
@@ -63,12 +45,12 @@ class ScheduleHost:
         self._host: ScheduledHost | None = None
         self._release: ReleaseTask | None = None
 
-    @workflow.query
+    @workflow.query(name=HOST_QUERY)
     def host(self) -> ScheduledHost | None:
         """None while the ledger is still deciding."""
         return self._host
 
-    @workflow.signal
+    @workflow.signal(name=RELEASE_SIGNAL)
     def release(self, req: ReleaseTask) -> None:
         if self._release is None:
             self._release = req
@@ -125,17 +107,9 @@ class ScheduleHost:
         result: ReserveResult = await workflow.execute_activity_method(
             LedgerActivities.reserve_capacity,
             ReserveInput(
-                ledger_id=ledger_workflow_id(inp.inventory),
-                task_queue=workflow.info().task_queue,
                 inventory=inp.inventory,
-                spare_id=task_id,
-                request=VmRequest(
-                    name=task_id,
-                    cpu=inp.cpu,
-                    memory_mb=inp.memory_mb,
-                    pool=inp.pool,
-                    dedicated=inp.dedicated,
-                ),
+                task_queue=workflow.info().task_queue,
+                request=inp.vm_request(task_id),
             ),
             start_to_close_timeout=timedelta(minutes=2),
             retry_policy=LEDGER_RETRY,

@@ -18,11 +18,16 @@ import sys
 from typing import Any
 
 # Trigger variable -> extravar, and how to read it.
-INTS = {"VM_CPU": "vm_cpu", "VM_MEMORY_MB": "vm_memory_mb", "VM_GPU": "vm_gpu", "VM_ID": "vm_id"}
+INTS = {
+    "VM_CPU": "vm_cpu",
+    "VM_MEMORY_MB": "vm_memory_mb",
+    "VM_GPU": "vm_gpu",
+    "VM_VMID": "vm_vmid",
+}
 STRINGS = {
     "VM_NAME": "vm_name",
     "VM_HOST": "vm_host",
-    "VM_GROUP": "vm_group",
+    "VM_ANTI_AFFINITY_GROUP": "vm_anti_affinity_group",
     "VM_IMAGE": "vm_image",
     "VM_NETWORK": "vm_network",
     "VM_USER_DATA": "vm_user_data",

@@ -22,7 +22,7 @@ from activities.event_bus import (
 from runtime.settings import Settings
 from tests.webhooks.nats_server import nats_server
 from tests.webhooks.receivers import refused_url
-from webhooks.events import EventType, SpareEvent, SpareEventData, VmInfo, webhook_id
+from webhooks.events import EventType, SpareEvent, SpareEventData, VmFacts, webhook_id
 
 PASSWORD = "nats-test-password-3b9f1c"
 EVENT = SpareEvent(
@@ -32,7 +32,7 @@ EVENT = SpareEvent(
         spare_id="spare-c1-r1",
         cluster="c1",
         host="hv-01",
-        vm=VmInfo(name="spare-c1-r1", host="hv-01", ip="10.0.0.9"),
+        vm=VmFacts(name="spare-c1-r1", host="hv-01", ip="10.0.0.9"),
     ),
 )
 MSG_ID = webhook_id(EVENT.data.spare_id, "run-1", EVENT.type)

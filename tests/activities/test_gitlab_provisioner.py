@@ -21,10 +21,9 @@ from activities.provisioning import (
     DescribeVmInput,
     DestroyVmInput,
     ProvisioningActivities,
-    VmFacts,
-    VmSpec,
 )
 from activities.timeouts import QUIET_SECONDS
+from contracts.vm import VmFacts, VmSpec
 from lab.gitlab import PROJECT_PATH, LabGitLab
 from lab.hypervisor import LabHypervisor
 from tests.helpers import assert_eventually

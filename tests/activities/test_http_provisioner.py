@@ -18,8 +18,8 @@ from activities.provisioning import (
     DescribeVmInput,
     DestroyVmInput,
     ProvisioningActivities,
-    VmSpec,
 )
+from contracts.vm import VmSpec
 from lab.hypervisor import LabHypervisor
 
 

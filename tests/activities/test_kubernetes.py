@@ -16,8 +16,6 @@ from temporalio.testing import ActivityEnvironment
 from activities.kube_drain import DrainOutcome, DrainPolicy
 from activities.kube_health import WatchNodeHealthInput, health_problems
 from activities.kubernetes import (
-    CLUSTER_LABEL,
-    SPARE_LABEL,
     CheckNodeReadyInput,
     ClusterSparesInput,
     DrainNodeInput,
@@ -26,6 +24,7 @@ from activities.kubernetes import (
     WaitNodeReadyInput,
     readiness_gaps,
 )
+from contracts.spare import CLUSTER_LABEL, SPARE_LABEL
 from lab.kube_pods import SHUTDOWN_ANNOTATION
 from lab.kube_testing import KubeLab, eventually, kube_lab
 

@@ -32,7 +32,7 @@ from activities.notify import (
     ReceiverConfig,
     RetryPolicySpec,
 )
-from webhooks.events import EventType, SpareEvent, SpareEventData, VmInfo, webhook_id
+from webhooks.events import EventType, SpareEvent, SpareEventData, VmFacts, webhook_id
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
 from webhooks.signing import generate_secret
@@ -45,7 +45,7 @@ EVENT = SpareEvent(
         spare_id="spare-c1-r1",
         cluster="c1",
         host="hv-01",
-        vm=VmInfo(name="spare-c1-r1", host="hv-01", ip="10.0.0.9"),
+        vm=VmFacts(name="spare-c1-r1", host="hv-01", ip="10.0.0.9"),
     ),
 )
 MSG_ID = webhook_id(EVENT.data.spare_id, "run-1", EVENT.type)

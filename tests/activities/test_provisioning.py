@@ -19,10 +19,9 @@ from activities.provisioning import (
     DescribeVmInput,
     DestroyVmInput,
     ProvisioningActivities,
-    VmFacts,
-    VmSpec,
 )
 from activities.timeouts import QUIET_SECONDS
+from contracts.vm import VmFacts, VmSpec
 from lab.hypervisor import LabHypervisor
 
 REPO = Path(__file__).resolve().parents[2]

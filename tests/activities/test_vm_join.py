@@ -18,9 +18,9 @@ from temporalio.exceptions import ApplicationError
 
 from activities.bootstrap_tokens import NAMESPACE, SECRET_TYPE, create_token, token_secret
 from activities.kubernetes import NodeAdoption
-from activities.provisioning import VmSpec
 from activities.vm_join import ClusterEndpoint, Joiner
 from activities.vm_templates import SiteTemplates, VmTemplate
+from contracts.vm import VmSpec
 from lab.kube_testing import KubeLab, kube_lab
 from placement.models import Taint
 

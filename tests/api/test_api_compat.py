@@ -11,11 +11,11 @@ import httpx
 import pytest
 from temporalio.client import Client
 
+from contracts.schedule_host import schedule_workflow_id
 from lab.hypervisor import load_inventory_file
 from tests.api.api_helpers import LAB_INVENTORY, asgi_client
 from tests.helpers import assert_eventually
 from tests.stack import Stack, ledger_reservations, running_stack
-from workflows.names import schedule_workflow_id
 
 
 def host_ip(name: str) -> str:

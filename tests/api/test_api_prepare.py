@@ -9,8 +9,9 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from api.spare_ops import MEMO_REQUEST_HASH
+from contracts.common import CLUSTER
+from contracts.spare import PREPARE_SPARE
 from tests.api.api_helpers import spare_body
-from workflows.names import CLUSTER, PREPARE_SPARE
 
 
 async def assert_not_started(client: Client, workflow_id: str) -> None:

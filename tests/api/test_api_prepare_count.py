@@ -6,10 +6,9 @@ from typing import Any
 
 import httpx
 
-from placement.reservations import Reservation
+from contracts.ledger import Reservation, ledger_workflow_id
 from tests.api.api_helpers import LiveStack, spare_body
 from tests.helpers import assert_eventually
-from workflows.names import ledger_workflow_id
 
 
 async def test_three_spares_land_on_three_hosts_and_the_body_is_idempotent(

@@ -12,7 +12,8 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from activities.timeouts import ActivityTimeouts
+from contracts.spare import SpareRequest
+from contracts.timeouts import ActivityTimeouts
 from lab.hypervisor import load_inventory_file
 from lab.stack import LabStack
 from tests.chaos.receiver_gate import ReceiverGate
@@ -21,7 +22,6 @@ from tests.stack import LAB_INVENTORY, Stack, stack_settings
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
 from webhooks.signing import generate_secret
-from workflows.spare_models import SpareRequest
 
 # A dead worker's activities move to the next worker within seconds, not minutes; still
 # loose enough that a live worker on a loaded 2-core machine is never taken for dead.

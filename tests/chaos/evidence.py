@@ -12,8 +12,8 @@ from temporalio.api.enums.v1 import EventType, PendingActivityState
 from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
+from contracts.ledger import Reservation
 from lab.hypervisor import RESOURCES, effective_capacity
-from placement.reservations import Reservation
 from tests.stack import Stack, ledger_reservations
 
 SAMPLE_EVERY_SECONDS = 0.05

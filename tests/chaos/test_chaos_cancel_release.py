@@ -12,14 +12,14 @@ from typing import Any
 
 from temporalio.client import Client, WorkflowExecutionStatus
 
+from contracts.release import RELEASE_SPARE, release_workflow_id
+from contracts.spare import Phase, ReleaseRequest
 from lab.hypervisor import load_inventory_file
 from tests.chaos.conftest import FAST
 from tests.chaos.evidence import running_activities, summary
 from tests.helpers import assert_eventually
 from tests.stack import LAB_INVENTORY, ledger_reservations, running_stack, wait_phase
-from workflows.names import RELEASE_SPARE, release_workflow_id
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest
 
 
 async def release_runs(client: Client, spare_id: str) -> list[Any]:

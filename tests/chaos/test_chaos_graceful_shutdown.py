@@ -11,12 +11,12 @@ import socket
 import httpx
 from temporalio.api.enums.v1 import EventType
 
+from contracts.spare import Phase, ReleaseRequest
 from tests.chaos.conftest import Chaos
 from tests.chaos.evidence import activity_attempts, running_activities
 from tests.helpers import assert_eventually
 from tests.stack import wait_phase
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest
 
 GRACE_SECONDS = 120
 

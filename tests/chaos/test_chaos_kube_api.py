@@ -12,13 +12,13 @@ from pathlib import Path
 
 from temporalio.client import Client
 
+from contracts.spare import Phase, ReleaseRequest
 from lab.hypervisor import load_inventory_file
 from tests.chaos.conftest import FAST
 from tests.chaos.evidence import summary
 from tests.helpers import assert_eventually
 from tests.stack import LAB_INVENTORY, running_stack, wait_phase
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest
 
 # Each round: cut the open watch, then answer the next requests with this status.
 ROUNDS = [(500, 4), (503, 4), (429, 4)]

@@ -16,12 +16,12 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
+from contracts.spare import Phase, ReleaseRequest
 from tests.chaos.conftest import Chaos
 from tests.chaos.evidence import CapacityCensus, duplicates, summary
 from tests.helpers import assert_eventually
 from tests.stack import ledger_reservations, wait_phase
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest
 
 SPARES = 50
 ROOM = 20

@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 from cli.dev import TemporalDevServer, free_ports
+from contracts.spare import Phase
 from lab.hypervisor import load_inventory_file
 from runtime.settings import Settings
 from tests.chaos.conftest import FAST
@@ -19,7 +20,6 @@ from tests.chaos.evidence import CapacityCensus, duplicates, summary
 from tests.helpers import assert_eventually
 from tests.stack import LAB_INVENTORY, ledger_reservations, running_stack
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase
 
 SPARES = 4
 

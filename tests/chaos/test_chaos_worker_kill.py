@@ -18,6 +18,8 @@ from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
 
+from contracts.release import release_workflow_id
+from contracts.spare import Phase, ReleaseRequest, SpareResult
 from tests.chaos.conftest import Chaos
 from tests.chaos.evidence import (
     CapacityCensus,
@@ -28,9 +30,7 @@ from tests.chaos.evidence import (
 )
 from tests.helpers import assert_eventually
 from tests.stack import ledger_reservations, wait_phase
-from workflows.names import release_workflow_id
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest, SpareResult
 
 LIFECYCLE = [
     "spare.reserved",

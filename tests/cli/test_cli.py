@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from contracts.spare import PREPARE_SPARE
 from tests.api.api_helpers import LiveStack
 from tests.api.test_api_errors import closed_port
 from tests.api.test_api_explain import HOSTS
-from workflows.names import PREPARE_SPARE
 
 REPO = Path(__file__).resolve().parents[2]
 

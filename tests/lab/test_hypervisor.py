@@ -132,7 +132,7 @@ async def test_invalid_spec_is_422(http: httpx.AsyncClient) -> None:
 
 
 async def test_inventory_counts_lab_vms_on_top_of_the_file(http: httpx.AsyncClient) -> None:
-    await http.post("/vms", json=vm("spare-g", cpu=3, gpu=1, group="spares"))
+    await http.post("/vms", json=vm("spare-g", cpu=3, gpu=1, anti_affinity_group="spares"))
     inventory = (await http.get("/inventory")).json()
     assert set(inventory) == {"hosts", "existing_vms", "used_vmids", "next_vmid"}
     h1, h2 = inventory["hosts"]

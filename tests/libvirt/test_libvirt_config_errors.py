@@ -21,8 +21,8 @@ from activities.provisioning import (
     CreateVmInput,
     DescribeVmInput,
     ProvisioningActivities,
-    VmSpec,
 )
+from contracts.vm import VmSpec
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = VmSpec(name="spare-x-r1", host="localhost", cpu=1, memory_mb=64)

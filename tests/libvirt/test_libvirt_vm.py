@@ -22,9 +22,9 @@ from activities.provisioning import (
     DescribeVmInput,
     DestroyVmInput,
     ProvisioningActivities,
-    VmSpec,
 )
 from activities.reconcile import FindOrphansInput, OrphanSpare, ReconcileActivities
+from contracts.vm import VmSpec
 from tests.libvirt.conftest import URI
 
 pytestmark = pytest.mark.libvirt

@@ -25,9 +25,9 @@ import yaml
 from temporalio.client import Client, WorkflowHandle
 
 from activities.bootstrap_tokens import NAMESPACE, SECRET_TYPE
-from activities.kubernetes import SPARE_LABEL
 from activities.vm_join import cluster_endpoint
 from activities.vm_templates import VmTemplate
+from contracts.spare import SPARE_LABEL, Phase, ReleaseRequest
 from lab.guest_image import GuestImage
 from lab.kube_store import KubeStore
 from placement.models import Taint
@@ -36,7 +36,6 @@ from tests.conftest import SECRET_SCAN
 from tests.helpers import assert_eventually
 from tests.stack import running_stack
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest
 
 pytestmark = [pytest.mark.libvirt, pytest.mark.slow]
 

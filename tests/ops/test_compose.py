@@ -18,9 +18,9 @@ import yaml
 from typer.testing import CliRunner
 
 from cli.main import app
+from contracts.common import SEARCH_ATTRIBUTES
 from runtime.settings import REPO_ROOT, SECRETS_DIR_ENV
 from webhooks.signing import generate_secret
-from workflows.names import SEARCH_ATTRIBUTES
 
 COMPOSE = REPO_ROOT / "docker-compose.yml"
 DEPLOY = REPO_ROOT / "deploy" / "compose"

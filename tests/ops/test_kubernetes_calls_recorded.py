@@ -14,6 +14,7 @@ import pytest
 from lightkube.core import generic_client
 from temporalio.client import Client
 
+from contracts.spare import Phase, ReleaseRequest
 from lab.hypervisor import load_inventory_file
 from runtime.settings import REPO_ROOT
 from tests.chaos.evidence import running_activities
@@ -30,7 +31,6 @@ from tests.ops.test_kubernetes_manifests import (
 )
 from tests.stack import LAB_INVENTORY, running_stack, wait_phase
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest
 
 LIFE_SECONDS = 90
 _VERBS = {"post": "create", "put": "update", "global_list": "list"}

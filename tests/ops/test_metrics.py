@@ -9,12 +9,12 @@ import httpx
 from temporalio.testing import WorkflowEnvironment
 
 from activities import metrics
+from contracts.spare import Phase, ReleaseRequest
 from lab.hypervisor import load_inventory_file
 from runtime.connect import connect
 from runtime.settings import Settings
 from tests.stack import LAB_INVENTORY, running_stack, wait_phase
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest
 
 
 def free_port() -> int:

@@ -11,12 +11,12 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from temporalio.client import Client
 
 from api.app import create_app
+from contracts.spare import SpareRequest
 from runtime.connect import connect
 from runtime.settings import Settings
 from runtime.telemetry import flush_traces, tracing_interceptors
 from webhooks.serve import serve_app
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import SpareRequest
 
 
 def collector(received: list[ExportTraceServiceRequest]) -> FastAPI:

@@ -21,6 +21,7 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
+from contracts.spare import Phase, ReleaseRequest, SpareRequest, SpareResult, spare_workflow_id
 from lab.stack import LabStack
 from runtime.settings import REPO_ROOT
 from tests.helpers import assert_eventually
@@ -28,9 +29,7 @@ from tests.stack import uniform_site
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
 from webhooks.signing import generate_secret
-from workflows.names import spare_workflow_id
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest, SpareRequest, SpareResult
 
 SPARES = 20
 WORKERS = 2

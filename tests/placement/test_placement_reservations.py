@@ -14,7 +14,7 @@ def reservation(vm: str, on: str = "h1", **fields: object) -> Reservation:
 
 def test_a_reservation_adds_its_resources_count_group_and_vmid() -> None:
     inp = placement_input([host("h1", cpu_allocated=2), host("h2")], used_vmids=[100])
-    out = apply_reservations(inp, [reservation("vm-a", gpu=1, group="db", vmid=101)])
+    out = apply_reservations(inp, [reservation("vm-a", gpu=1, anti_affinity_group="db", vmid=101)])
     h1 = out.hosts[0]
     assert (h1.cpu_allocated, h1.memory_mb_allocated, h1.gpu_allocated, h1.vm_count) == (
         6,
@@ -49,7 +49,9 @@ def test_reservations_steer_the_engine() -> None:
         request(cpu=4, anti_affinity_group="db", vmid_range="100-101"),
     )
     assert decide(inp).host == "h1"
-    first = apply_reservations(inp, [reservation("vm-a", on="h1", group="db", vmid=100)])
+    first = apply_reservations(
+        inp, [reservation("vm-a", on="h1", anti_affinity_group="db", vmid=100)]
+    )
     decision = decide(first)
     assert (decision.host, decision.vmid) == ("h2", 101)
     assert decision.rejected == {"h1": "anti_affinity_conflict"}

@@ -9,9 +9,9 @@ import pytest
 import yaml
 from pydantic import SecretStr, ValidationError
 
+from contracts.common import TASK_QUEUE
 from runtime.settings import CONFIG_ENV, Settings, get_settings
 from webhooks.signing import generate_secret
-from workflows.names import TASK_QUEUE
 
 
 @pytest.fixture(autouse=True)

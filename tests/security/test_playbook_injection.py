@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from activities.provisioning import AnsibleProvisioner, VmSpec
+from activities.provisioning import AnsibleProvisioner
+from contracts.vm import VmSpec
 from lab.hypervisor import LabHypervisor
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,7 +41,7 @@ async def test_templating_in_a_label_and_group_is_stored_literally(
         host="bm-1",
         cpu=1,
         memory_mb=512,
-        group=payload,
+        anti_affinity_group=payload,
         labels={"virtflow.io/note": payload},
         user_data=payload,
     )
@@ -49,5 +50,5 @@ async def test_templating_in_a_label_and_group_is_stored_literally(
     assert not marker.exists()
     vm = hypervisor.vms["spare-lab-inject"]
     assert vm.labels == {"virtflow.io/note": payload}
-    assert vm.group == payload
+    assert vm.anti_affinity_group == payload
     assert vm.user_data == payload

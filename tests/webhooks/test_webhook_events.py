@@ -14,7 +14,7 @@ from webhooks.events import (
     EventType,
     SpareEvent,
     SpareEventData,
-    VmInfo,
+    VmFacts,
     webhook_id,
 )
 from webhooks.schemas import ENVELOPE_FILE, event_schemas, render
@@ -32,7 +32,7 @@ def _event(reason: str | None = None, **override: object) -> SpareEvent:
             cluster="c1",
             pool="general",
             host="hv-07",
-            vm=VmInfo(name="spare-c1-r1", host="hv-07", ip="10.0.0.7", vmid=107),
+            vm=VmFacts(name="spare-c1-r1", host="hv-07", ip="10.0.0.7", vmid=107),
             reason=reason,
         ),
     }

@@ -11,10 +11,10 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
+from contracts.spare import Phase
 from runtime.temporal_binaries import temporal_cli
 from tests.helpers import assert_eventually
 from tests.stack import Stack, wait_phase
-from workflows.spare_models import Phase
 
 
 async def temporal(stack: Stack, *args: str) -> str:

@@ -10,12 +10,12 @@ from pydantic import SecretStr
 from temporalio.client import Client
 
 from activities.event_bus import EventBusConfig
+from contracts.release import release_workflow_id
+from contracts.spare import Phase, ReleaseRequest
 from runtime.settings import Settings
 from tests.stack import running_stack, wait_phase
 from tests.webhooks.nats_server import nats_server
-from workflows.names import release_workflow_id
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest
 
 PASSWORD = "nats-workflow-password-8d2e4a"
 ALL_EVENTS = [

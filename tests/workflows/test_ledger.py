@@ -9,13 +9,12 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
-from placement.reservations import Reservation
+from contracts.ledger import Reservation, ledger_workflow_id
+from contracts.spare import Phase, ReleaseRequest
 from tests.helpers import assert_eventually
 from tests.stack import Stack, ledger_reservations, uniform_site, wait_phase
 from workflows.ledger import InventoryLedger
-from workflows.names import ledger_workflow_id
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest
 
 
 def by_host(reservations: list[Reservation]) -> dict[str, int]:

@@ -6,9 +6,9 @@ import pytest
 from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError, CancelledError
 
+from contracts.spare import Phase, ReleaseRequest
 from tests.stack import Stack, ledger_reservations, wait_phase
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest
 
 
 def failure_of(err: WorkflowFailureError) -> ApplicationError:

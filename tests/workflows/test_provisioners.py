@@ -16,17 +16,13 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import ActivityEnvironment
 
-from activities.provisioning import (
-    AnsibleProvisioner,
-    CreateVmInput,
-    ProvisioningActivities,
-    VmSpec,
-)
+from activities.provisioning import AnsibleProvisioner, CreateVmInput, ProvisioningActivities
+from contracts.spare import Phase, ReleaseRequest
+from contracts.vm import VmSpec
 from lab.gitlab import LabGitLab
 from tests.helpers import assert_eventually
 from tests.stack import Stack, ledger_reservations, running_stack, wait_phase
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest
 
 REPO = Path(__file__).resolve().parents[2]
 

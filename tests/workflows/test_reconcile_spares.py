@@ -6,13 +6,12 @@ import uuid
 
 from temporalio.client import ScheduleActionStartWorkflow, ScheduleIntervalSpec
 
-from activities.kubernetes import SPARE_LABEL
+from contracts.reconcile import RECONCILE_SCHEDULE_ID, RECONCILE_SPARES, ReconcileInput
+from contracts.spare import SPARE_LABEL, Phase
 from tests.stack import Stack, ledger_reservations, wait_phase
 from worker.schedules import apply_reconcile_schedule
-from workflows.names import RECONCILE_SCHEDULE_ID, RECONCILE_SPARES
 from workflows.prepare_spare import PrepareSpare
-from workflows.reconcile_spares import ReconcileInput, ReconcileSpares
-from workflows.spare_models import Phase
+from workflows.reconcile_spares import ReconcileSpares
 
 
 async def test_an_orphan_is_released_and_a_running_spare_is_left_alone(stack: Stack) -> None:

@@ -16,16 +16,17 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Replayer
 
-from activities.kubernetes import SPARE_LABEL
-from activities.ledger import FreeInput, LedgerActivities, ReserveInput
+from activities.ledger import LedgerActivities
+from contracts.ledger import FreeInput, ReserveInput, ledger_workflow_id
+from contracts.reconcile import ReconcileInput
+from contracts.release import release_workflow_id
+from contracts.spare import SPARE_LABEL, Phase, ReleaseRequest, SpareRequest
 from placement.models import VmRequest
 from tests.stack import Stack, wait_phase
 from worker.worker import WORKFLOWS
 from workflows.ledger import InventoryLedger
-from workflows.names import ledger_workflow_id, release_workflow_id
 from workflows.prepare_spare import PrepareSpare
-from workflows.reconcile_spares import ReconcileInput, ReconcileSpares
-from workflows.spare_models import Phase, ReleaseRequest, SpareRequest
+from workflows.reconcile_spares import ReconcileSpares
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
 RECORD = os.environ.get("VIRTFLOW_RECORD_HISTORIES") == "1"
@@ -136,10 +137,8 @@ async def test_the_ledger_continues_as_new_with_its_reservations_and_replays(
 
     def reserve_input(spare_id: str) -> ReserveInput:
         return ReserveInput(
-            ledger_id=ledger_workflow_id(stack.inventory),
-            task_queue=stack.task_queue,
             inventory=stack.inventory,
-            spare_id=spare_id,
+            task_queue=stack.task_queue,
             request=VmRequest(name=spare_id, cpu=1, memory_mb=512),
         )
 
@@ -150,9 +149,7 @@ async def test_the_ledger_continues_as_new_with_its_reservations_and_replays(
     for n in range(60):
         inp = reserve_input(f"spare-churn-{n}")
         assert (await env.run(ledger.reserve_capacity, inp)).status == "reserved"
-        free = FreeInput(
-            **inp.model_dump(include={"ledger_id", "task_queue", "inventory", "spare_id"})
-        )
+        free = FreeInput(inventory=inp.inventory, task_queue=inp.task_queue, spare_id=inp.spare_id)
         await env.run(ledger.free_capacity, free)
         if (await handle.describe()).run_id != first_run:
             break

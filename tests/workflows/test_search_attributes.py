@@ -10,16 +10,16 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
-from tests.stack import Stack, wait_phase
-from workflows.names import CLUSTER, HOST, PHASE, POOL
-from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import (
+from contracts.common import CLUSTER, HOST, PHASE, POOL
+from contracts.spare import (
     Phase,
     ReleaseRequest,
     SpareRequest,
     SpareResult,
     start_search_attributes,
 )
+from tests.stack import Stack, wait_phase
+from workflows.prepare_spare import PrepareSpare
 
 UPSERT = EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES
 TASK_COMPLETED = EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED

@@ -18,6 +18,8 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client, WorkflowHandle
 
 from activities.notify import ReceiverConfig
+from contracts.release import release_workflow_id
+from contracts.spare import Phase, ReleaseRequest
 from runtime.settings import Settings
 from tests.helpers import assert_eventually
 from tests.stack import Stack, running_stack, wait_phase
@@ -26,9 +28,7 @@ from webhooks.events import EventType, webhook_id
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import EmbeddedServer, serve_app
 from webhooks.signing import generate_secret
-from workflows.names import release_workflow_id
 from workflows.prepare_spare import PrepareSpare
-from workflows.spare_models import Phase, ReleaseRequest
 
 ALL_EVENTS = [
     "spare.reserved",

@@ -1,4 +1,5 @@
-"""The data contract of the PrepareSpare workflow: its input, result and status query."""
+"""The contract of PrepareSpare: its input, result, status query, release update and signal,
+and the builders that turn a request into what the ledger and the provisioner take."""
 
 from __future__ import annotations
 
@@ -8,11 +9,33 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
-from activities.provisioning import VmFacts
-from activities.timeouts import ActivityTimeouts
-from placement.models import LabelMap, NodeAffinity, Tolerations
+from contracts.ledger import Reservation
+from placement.models import LabelMap, NodeAffinity, Tolerations, VmRequest, VmShape
 
-from .names import ANY_POOL, CLUSTER, PHASE, POOL, spare_workflow_id
+from .common import ANY_POOL, CLUSTER, PHASE, POOL
+from .timeouts import ActivityTimeouts
+from .vm import VmFacts, VmSpec
+
+PREPARE_SPARE = "PrepareSpare"
+STATUS_QUERY = "status"
+RELEASE_UPDATE = "release"
+# The release that cannot be refused: honoured as soon as the spare is Ready.
+REQUEST_RELEASE_SIGNAL = "request_release"
+
+# Labels of a spare's VM and Node: the reconciler finds orphans by SPARE_LABEL.
+SPARE_LABEL = "virtflow.io/spare"
+SPARE_ID_LABEL = "virtflow.io/spare-id"
+CLUSTER_LABEL = "virtflow.io/cluster"
+
+
+# Every spare workflow id, hence every spare VM and Node name, starts with this.
+SPARE_ID_PREFIX = "spare-"
+
+
+def spare_workflow_id(cluster: str, request_id: str) -> str:
+    """Derived from the request so a repeated POST or CLI start finds the same spare."""
+    return f"{SPARE_ID_PREFIX}{cluster}-{request_id}"
+
 
 # A DNS label: the spare id becomes the VM name and the Kubernetes Node name.
 DNS_LABEL = r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
@@ -35,7 +58,7 @@ class Phase(StrEnum):
     CANCELLED = "cancelled"
 
 
-class SpareRequest(BaseModel):
+class SpareRequest(VmShape):
     """What an upgrade controller asks for. Everything here is safe to keep in history."""
 
     model_config = ConfigDict(extra="forbid")
@@ -43,9 +66,6 @@ class SpareRequest(BaseModel):
     request_id: str = Field(min_length=1, max_length=40, pattern=DNS_LABEL)
     cluster: str = Field(min_length=1, max_length=40, pattern=DNS_LABEL)
     inventory: str = Field(default="default", min_length=1, max_length=63, pattern=DNS_LABEL)
-    cpu: int = Field(gt=0, le=4096)
-    memory_mb: int = Field(gt=0, le=64 * 1024 * 1024)
-    gpu: int = Field(default=0, ge=0, le=64)
     pool: str | None = Field(default=None, max_length=63, pattern=LABEL_VALUE)
     dedicated: bool = False
     tolerations: Tolerations = Field(default_factory=list, max_length=64)
@@ -84,6 +104,42 @@ class SpareRequest(BaseModel):
     @property
     def spare_id(self) -> str:
         return spare_workflow_id(self.cluster, self.request_id)
+
+    def vm_request(self, spare_id: str) -> VmRequest:
+        """What placement is asked: the VM is named after the spare (its workflow id)."""
+        return VmRequest(
+            name=spare_id,
+            pool=self.pool,
+            dedicated=self.dedicated,
+            tolerations=self.tolerations,
+            node_selector=self.node_selector,
+            node_affinity=self.node_affinity,
+            anti_affinity_group=self.anti_affinity_group,
+            anti_affinity_scope=self.anti_affinity_scope,
+            **self.shape(),
+        )
+
+    def vm_spec(self, spare_id: str, reservation: Reservation) -> VmSpec:
+        """What the provisioner creates, on the host and with the VM id the ledger reserved."""
+        return VmSpec(
+            name=spare_id,
+            host=reservation.host,
+            vmid=reservation.vmid,
+            anti_affinity_group=self.anti_affinity_group,
+            labels=self.spare_labels(spare_id),
+            template=self.template,
+            pool=self.pool,
+            **self.shape(),
+        )
+
+    def spare_labels(self, spare_id: str) -> dict[str, str]:
+        """The labels of the spare's VM and of its Node."""
+        return {SPARE_LABEL: "true", SPARE_ID_LABEL: spare_id, CLUSTER_LABEL: self.cluster}
+
+    def summary(self) -> str:
+        """The one line the Temporal UI shows for the spare."""
+        gpu = f", {self.gpu} GPU" if self.gpu else ""
+        return f"spare for {self.cluster}: {self.cpu} CPU, {self.memory_mb} MiB{gpu}"
 
 
 class StepRecord(BaseModel):

@@ -1,16 +1,20 @@
-"""The data contract of the ReleaseSpare workflow: its input and result.
+"""The contract of ReleaseSpare: its input, result and `step` query.
 
-Kept apart from the workflow so the worker can pass it through the sandbox: the sandbox
-re-imports a workflow's module for every workflow it runs, and rebuilding these pydantic
-classes twice per spare (PrepareSpare imports them too) was a measurable share of the
-worker's CPU.
+Run as PrepareSpare's child, by the reconciler for an orphan, or alone by an operator.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from activities.timeouts import ActivityTimeouts
+from .timeouts import ActivityTimeouts
+
+RELEASE_SPARE = "ReleaseSpare"
+STEP_QUERY = "step"
+
+
+def release_workflow_id(spare_id: str) -> str:
+    return f"release-{spare_id}"
 
 
 class ReleaseInput(BaseModel):

@@ -1,0 +1,146 @@
+"""The contract of InventoryLedger: one long-lived workflow per inventory that serialises
+reservations. Its state, its updates, queries and signal, and the activities' inputs that
+carry a spare's request to it (workflows cannot send Updates to other workflows)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from temporalio.common import RetryPolicy
+
+from placement.models import VmRequest
+from placement.reservations import Reservation
+
+from .timeouts import ActivityTimeouts
+
+__all__ = [
+    "CAPACITY_GRANTED_SIGNAL",
+    "FREE_UPDATE",
+    "INVENTORY_LEDGER",
+    "LEDGER_RETRY",
+    "RESERVATIONS_QUERY",
+    "RESERVE_GROUP_UPDATE",
+    "RESERVE_UPDATE",
+    "WAITERS_QUERY",
+    "FreeInput",
+    "FreeResult",
+    "GroupMember",
+    "LedgerState",
+    "Reservation",
+    "ReserveGroupInput",
+    "ReserveGroupResult",
+    "ReserveInput",
+    "ReserveResult",
+    "Waiter",
+    "ledger_workflow_id",
+]
+
+INVENTORY_LEDGER = "InventoryLedger"
+RESERVE_UPDATE = "reserve"
+# All members of one request (`count: N`), reserved together or not at all.
+RESERVE_GROUP_UPDATE = "reserve_group"
+FREE_UPDATE = "free"
+RESERVATIONS_QUERY = "reservations"
+WAITERS_QUERY = "waiters"
+# Sent by the ledger to a waiting spare once room is freed for it (carries its Reservation).
+CAPACITY_GRANTED_SIGNAL = "capacity_granted"
+
+# A reservation through the ledger answers quickly unless the inventory is unreachable; then
+# retry a while, not forever, so the caller gets an answer.
+LEDGER_RETRY = RetryPolicy(maximum_attempts=20, maximum_interval=timedelta(seconds=30))
+
+
+def ledger_workflow_id(inventory: str) -> str:
+    return f"ledger-{inventory}"
+
+
+class Waiter(BaseModel):
+    """A spare waiting for room; served by priority (high first), then arrival."""
+
+    request: VmRequest
+    priority: int = 0
+    seq: int
+
+    @property
+    def spare_id(self) -> str:
+        return self.request.name
+
+
+class LedgerState(BaseModel):
+    """Everything the ledger knows; handed whole to continue-as-new."""
+
+    inventory: str
+    reservations: dict[str, Reservation] = Field(default_factory=dict)
+    waiters: list[Waiter] = Field(default_factory=list)
+    seq: int = 0
+    # Set by the spare that starts the ledger; bounds the ledger's own placement calls.
+    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+
+
+class ReserveInput(BaseModel):
+    """A spare's request for room. The VM is named after the spare (`request.name`)."""
+
+    inventory: str
+    task_queue: str
+    request: VmRequest
+    wait_for_capacity: bool = False
+    priority: int = 0
+    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+
+    @property
+    def spare_id(self) -> str:
+        return self.request.name
+
+    @property
+    def ledger_id(self) -> str:
+        return ledger_workflow_id(self.inventory)
+
+
+class ReserveResult(BaseModel):
+    status: Literal["reserved", "queued", "no_capacity", "never_fits"]
+    reservation: Reservation | None = None
+    reason: str | None = None
+
+
+class GroupMember(BaseModel):
+    spare_id: str
+    request: VmRequest
+
+
+class ReserveGroupInput(BaseModel):
+    """All members of one request (`count: N`), reserved together or not at all."""
+
+    task_queue: str
+    inventory: str
+    members: list[GroupMember] = Field(min_length=1)
+    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+
+    @property
+    def ledger_id(self) -> str:
+        return ledger_workflow_id(self.inventory)
+
+
+class ReserveGroupResult(BaseModel):
+    """`reserved` (every member holds a reservation) or nothing reserved, with why."""
+
+    status: Literal["reserved", "no_capacity", "never_fits"]
+    reservations: list[Reservation] = Field(default_factory=list)
+    placeable: int = Field(description="How many members could be placed together now")
+    reason: str | None = None
+
+
+class FreeInput(BaseModel):
+    inventory: str
+    task_queue: str
+    spare_id: str
+    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+
+    @property
+    def ledger_id(self) -> str:
+        return ledger_workflow_id(self.inventory)
+
+
+class FreeResult(BaseModel):
+    freed: bool

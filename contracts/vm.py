@@ -1,0 +1,36 @@
+"""One VM: its shape (defined with the placement request), the spec a provisioner creates it
+from, and the facts the hypervisor reports once it exists.
+
+`VmFacts` is the webhook events' model too (`webhooks/` imports nothing of virtflow, so the
+one model lives there); the provisioning activities return it and the events carry it as is.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from placement.models import MAX_VMID, VmShape
+from webhooks.events import VmFacts
+
+__all__ = ["VmFacts", "VmShape", "VmSpec"]
+
+
+class VmSpec(VmShape):
+    """What a provisioner creates: the body of the lab's and a site's `POST /vms`, and the
+    `vm_*` playbook variables."""
+
+    # A DNS label: the VM name is also the Kubernetes Node name.
+    name: str = Field(min_length=1, max_length=63)
+    host: str = Field(min_length=1)
+    # From placement; None lets the hypervisor pick.
+    vmid: int | None = Field(default=None, ge=1, le=MAX_VMID)
+    anti_affinity_group: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    image: str | None = None
+    network: str | None = None
+    # Filled in by the create activity from the site template, never by a workflow: the user
+    # data carries the join token.
+    user_data: str | None = None
+    # The site template to build the VM from (activities/vm_templates.py); None: the pool's.
+    template: str | None = None
+    pool: str | None = None
