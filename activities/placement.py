@@ -1,4 +1,5 @@
-"""The placement activity: fetch the inventory here, decide, return a small answer.
+"""The placement activity: fetch the inventory here, decide, return a small answer; and the
+one builder of the engine's input, which explain uses too.
 
 The host list never enters workflow history: only the request, the reservations and the
 decision do.
@@ -6,7 +7,8 @@ decision do.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 from temporalio import activity
@@ -21,12 +23,6 @@ from placement.reservations import apply_reservations
 from .inventory import InventorySource
 
 TOP_CANDIDATES = 5
-
-
-class PlaceVmInput(BaseModel):
-    inventory: str
-    request: VmRequest
-    reservations: list[Reservation] = Field(default_factory=list)
 
 
 class PlaceVmResult(BaseModel):
@@ -52,7 +48,30 @@ class PlaceVmsResult(BaseModel):
     decisions: list[PlaceVmResult]
 
 
-def decide(snapshot: PlacementInput, reservations: list[Reservation]) -> PlaceVmResult:
+def placement_input(
+    document: Mapping[str, Any],
+    request: VmRequest | Mapping[str, Any],
+    reservations: Sequence[Reservation] = (),
+    policy: Policy | Mapping[str, Any] | None = None,
+) -> PlacementInput:
+    """The engine's input, built one way for the ledger's placement and for explain.
+
+    The inventory document (hosts, existing VMs, VM ids, and a policy it may carry), the
+    request, `policy` over the document's own when given (the configured one, or an explain
+    body's), and the ledger's pending reservations counted on their hosts.
+    """
+    data = {**document, "request": _as_json(request)}
+    if policy is not None:
+        data["policy"] = _as_json(policy)
+    return apply_reservations(PlacementInput.model_validate(data), reservations)
+
+
+def _as_json(value: BaseModel | Mapping[str, Any]) -> Any:
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else dict(value)
+
+
+def decide(snapshot: PlacementInput) -> PlaceVmResult:
+    """The ledger's answer for a snapshot that already counts the pending reservations."""
     if not largest_fit_possible(snapshot):
         return PlaceVmResult(
             host=None,
@@ -60,7 +79,7 @@ def decide(snapshot: PlacementInput, reservations: list[Reservation]) -> PlaceVm
             never_fits=True,
             summary="the request is larger than any host of the inventory could hold",
         )
-    decision = place(apply_reservations(snapshot, reservations))
+    decision = place(snapshot)
     return PlaceVmResult(
         host=decision.host,
         vmid=decision.vmid,
@@ -79,7 +98,7 @@ class PlacementActivities:
         self._inventories = inventories
         self._policy = policy
 
-    async def load(self, inventory: str, request: VmRequest) -> PlacementInput:
+    async def document(self, inventory: str) -> dict[str, Any]:
         source = self._inventories.get(inventory)
         if source is None:
             known = ", ".join(sorted(self._inventories)) or "none"
@@ -88,29 +107,24 @@ class PlacementActivities:
                 type="UnknownInventory",
                 non_retryable=True,
             )
-        document = await source.load()
-        document = {**document, "request": request.model_dump(mode="json")}
-        if self._policy is not None:
-            document["policy"] = self._policy.model_dump(mode="json")
-        return PlacementInput.model_validate(document)
-
-    @activity.defn
-    async def place_vm(self, inp: PlaceVmInput) -> PlaceVmResult:
-        snapshot = await self.load(inp.inventory, inp.request)
-        return decide(snapshot, inp.reservations)
+        return await source.load()
 
     @activity.defn
     async def place_vms(self, inp: PlaceVmsInput) -> PlaceVmsResult:
         """One inventory read for a whole batch of a ledger's pending reservations."""
         if not inp.requests:
             return PlaceVmsResult(decisions=[])
-        snapshot = await self.load(inp.inventory, inp.requests[0])
-        reservations = list(inp.reservations)
+        document = await self.document(inp.inventory)
+        base = placement_input(document, inp.requests[0], inp.reservations, self._policy)
+        # Each decision counts the ones placed before it in this batch.
+        placed: list[Reservation] = []
         decisions = []
         for request in inp.requests:
-            decision = decide(snapshot.model_copy(update={"request": request}), reservations)
+            decision = decide(
+                apply_reservations(base.model_copy(update={"request": request}), placed)
+            )
             if decision.host is not None:
-                reservations.append(
+                placed.append(
                     Reservation.of(request, decision.host, decision.vmid, spare_id=request.name)
                 )
             # The ledger reads the host, vmid and summary; the per-host scores of hundreds of

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from temporalio.common import RetryPolicy
 
 from placement.models import VmRequest
@@ -82,6 +82,8 @@ class LedgerState(BaseModel):
 class ReserveInput(BaseModel):
     """A spare's request for room. The VM is named after the spare (`request.name`)."""
 
+    model_config = ConfigDict(extra="forbid")
+
     inventory: str
     task_queue: str
     request: VmRequest
@@ -132,6 +134,8 @@ class ReserveGroupResult(BaseModel):
 
 
 class FreeInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     inventory: str
     task_queue: str
     spare_id: str

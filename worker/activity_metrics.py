@@ -20,7 +20,6 @@ from temporalio.worker import (
 
 from activities import metrics
 
-PLACE_VM = "place_vm"
 # The ledger places a batch of pending reservations in one call (one inventory read).
 PLACE_VMS = "place_vms"
 DELIVER_WEBHOOK = "deliver_webhook"
@@ -43,7 +42,7 @@ def _placement_outcome(result: Any) -> str:
 class _Inbound(ActivityInboundInterceptor):
     async def execute_activity(self, input: ExecuteActivityInput) -> Any:
         kind = activity.info().activity_type
-        if kind not in (PLACE_VM, PLACE_VMS, DELIVER_WEBHOOK):
+        if kind not in (PLACE_VMS, DELIVER_WEBHOOK):
             return await super().execute_activity(input)
         meter = activity.metric_meter()
         receiver = getattr(input.args[0], "receiver", "unknown") if input.args else "unknown"
@@ -59,7 +58,7 @@ class _Inbound(ActivityInboundInterceptor):
             if kind == DELIVER_WEBHOOK:
                 metrics.webhook_delivered(meter, receiver, "failed")
             raise
-        if kind in (PLACE_VM, PLACE_VMS):
+        if kind == PLACE_VMS:
             elapsed = timedelta(seconds=time.monotonic() - started)
             metrics.placement_done(meter, elapsed, _placement_outcome(result))
         else:

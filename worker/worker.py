@@ -101,7 +101,6 @@ def build_activities(
     hosts = HostActivities(inventories)
     reconcile = ReconcileActivities(client, inventories)
     return [
-        placement.place_vm,
         placement.place_vms,
         ledger.reserve_capacity,
         ledger.free_capacity,
@@ -129,6 +128,7 @@ def build_activities(
 # constants and stateless deterministic helpers belong here; a workflow's own module must not.
 SANDBOX_PASSTHROUGH = (
     "contracts",
+    "workflows.hold",
     "workflows.ledger_calls",
     "workflows.notifier",
 )

@@ -19,7 +19,6 @@ with workflow.unsafe.imports_passed_through():
     from activities import metrics
     from activities.placement import (
         PlacementActivities,
-        PlaceVmInput,
         PlaceVmResult,
         PlaceVmsInput,
         PlaceVmsResult,
@@ -48,8 +47,6 @@ with workflow.unsafe.imports_passed_through():
 # Inventory reads can fail for a while (an HTTP source restarting): retry, but not forever,
 # so a spare waiting on the update gets an answer.
 PLACEMENT_RETRY = RetryPolicy(maximum_attempts=10, maximum_interval=timedelta(seconds=10))
-# Reservations that arrive while a placement runs are placed together in one activity call.
-BATCHED_PLACEMENT = "ledger-batched-placement"
 DETAILS_LINES = 20
 
 
@@ -83,31 +80,8 @@ class InventoryLedger:
 
     @workflow.update(name=RESERVE_UPDATE)
     async def reserve(self, inp: ReserveInput) -> ReserveResult:
-        if workflow.patched(BATCHED_PLACEMENT):
-            return await self._reserve_batched(inp)
-        async with self._lock:
-            existing = self._state.reservations.get(inp.spare_id)
-            if existing is not None:
-                return ReserveResult(status="reserved", reservation=existing)
-            if any(w.spare_id == inp.spare_id for w in self._state.waiters):
-                return ReserveResult(status="queued", reason="already waiting for capacity")
-            # Waiters come first: a newcomer may not jump the queue.
-            if self._state.waiters and inp.wait_for_capacity:
-                self._enqueue(inp)
-                return ReserveResult(status="queued", reason="waiting behind earlier requests")
-            decision = await self._place(inp.request)
-            if decision.host is not None:
-                reservation = self._record(inp.spare_id, inp.request, decision)
-                return ReserveResult(status="reserved", reservation=reservation)
-            if decision.never_fits:
-                return ReserveResult(status="never_fits", reason=decision.summary)
-            if inp.wait_for_capacity:
-                self._enqueue(inp)
-                return ReserveResult(status="queued", reason=decision.summary)
-            return ReserveResult(status="no_capacity", reason=decision.summary)
-
-    async def _reserve_batched(self, inp: ReserveInput) -> ReserveResult:
-        """Requests wait for the lock together; the first to get it settles them all, in order."""
+        """Requests wait for the lock together; the first to get it settles them all, in order:
+        reservations that arrive while a placement runs are placed in one activity call."""
         self._batch.append(inp)
         async with self._lock:
             if inp.spare_id not in self._answers and self._batch:
@@ -282,19 +256,8 @@ class InventoryLedger:
                 self._state.reservations.pop(waiter.spare_id, None)
 
     async def _place(self, request: VmRequest) -> PlaceVmResult:
-        if workflow.patched(BATCHED_PLACEMENT):
-            placed = await self._place_batch([request])
-            return placed.decisions[0]
-        return await workflow.execute_activity_method(
-            PlacementActivities.place_vm,
-            PlaceVmInput(
-                inventory=self._state.inventory,
-                request=request,
-                reservations=list(self._state.reservations.values()),
-            ),
-            start_to_close_timeout=self._state.timeouts.call,
-            retry_policy=PLACEMENT_RETRY,
-        )
+        placed = await self._place_batch([request])
+        return placed.decisions[0]
 
     def _record(
         self, spare_id: str, request: VmRequest, decision: PlaceVmResult, show: bool = True

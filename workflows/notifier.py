@@ -29,9 +29,6 @@ with workflow.unsafe.imports_passed_through():
     from webhooks.events import EventType, SpareEvent, SpareEventData, VmFacts, webhook_id
 
 PUBLISH_TIMEOUT = timedelta(seconds=30)
-# Cancelling a 410 receiver's other deliveries adds commands: histories from before replay
-# without them.
-CANCEL_ON_GONE_PATCH = "webhook-410-cancels-pending"
 
 
 def _retry(spec: RetryPolicySpec) -> RetryPolicy:
@@ -126,11 +123,10 @@ class Notifier:
         """410 Gone: stop sending to this receiver for the rest of the spare, and say so."""
         self.gone.append(name)
         workflow.logger.warning("webhook receiver %s answered 410 Gone: disabled", name)
-        if workflow.patched(CANCEL_ON_GONE_PATCH):
-            current = asyncio.current_task()
-            for task in self._by_receiver.get(name, []):
-                if task is not current and not task.done():
-                    task.cancel()
+        current = asyncio.current_task()
+        for task in self._by_receiver.get(name, []):
+            if task is not current and not task.done():
+                task.cancel()
         self._on_change()
 
     async def _publish(self, bus: EventBusRoute, msg_id: str, event: SpareEvent) -> None:

@@ -65,6 +65,7 @@ with workflow.unsafe.imports_passed_through():
     from webhooks.events import EventType
 
 
+from .hold import hold_until_released
 from .ledger_calls import free_reservation
 from .notifier import Notifier
 
@@ -74,20 +75,11 @@ CREATE_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=5),
     non_retryable_error_types=["ProvisioningFailed"],
 )
-# Releases started before this change let a cancel cut them short; later ones finish.
-RELEASE_SURVIVES_CANCEL = "release-survives-cancel"
 # One readiness probe waits at most this long, then the workflow records what is missing.
 READY_PROBE = 30
-# Spares started after this change write less history: the receivers' plan is a local
-# activity, and search attributes are upserted once per workflow task, changed values only.
-LEANER_HISTORY = "leaner-history-v1"
-# And after this one, the Node is looked at once (a local activity) as soon as the VM exists:
-# one that is Ready by then skips the readiness probe and the `waiting_ready` phase. It
-# implies the leaner history (every patch marker also costs a search-attribute upsert, so
-# new spares record only the newest).
-READY_CHECK_FIRST = "ready-check-first"
-# That look at the Node is one API call; longer means the API is struggling, and the probes
-# handle that.
+# The Node is looked at once (a local activity) as soon as the VM exists: one that is Ready
+# by then skips the readiness probe and the `waiting_ready` phase. That look is one API call;
+# longer means the API is struggling, and the probes handle that.
 READY_CHECK_TIMEOUT = timedelta(seconds=10)
 
 
@@ -108,8 +100,6 @@ class PrepareSpare:
         self._grant: Reservation | None = None
         self._vm_attempted = False
         self._detail = ""
-        self._leaner_history = False
-        self._ready_check_first = False
         self._pending_attributes: dict[str, SearchAttributeUpdate] = {}
         self._publishing: asyncio.Future[None] | None = None
         self._attributes_wait = False
@@ -154,8 +144,6 @@ class PrepareSpare:
     async def run(self, req: SpareRequest) -> SpareResult:
         spare_id = workflow.info().workflow_id
         self._status = SpareStatus(spare_id=spare_id, cluster=req.cluster, pool=req.pool)
-        self._ready_check_first = workflow.patched(READY_CHECK_FIRST)
-        self._leaner_history = self._ready_check_first or workflow.patched(LEANER_HISTORY)
         try:
             return await self._lifecycle(spare_id, req)
         finally:
@@ -225,26 +213,21 @@ class PrepareSpare:
 
     async def _plan_notifications(self, req: SpareRequest) -> PlanNotificationsResult:
         """Which receivers get which events: a lookup in the worker's configuration."""
-        plan = PlanNotificationsInput(receivers=req.receivers)
-        if self._leaner_history:
-            # A local activity: it records its answer like any activity, without a round
-            # trip through the server's task queue. It is answered within this workflow task,
-            # so the search attributes wait for it: what they say before it, nobody could see.
-            self._attributes_wait = True
-            try:
-                return await workflow.execute_local_activity_method(
-                    NotifyActivities.plan_notifications,
-                    plan,
-                    start_to_close_timeout=req.timeouts.call,
-                )
-            except (ApplicationError, TemporalTimeout) as err:
-                # A local activity's failure arrives as is, not inside an ActivityError.
-                raise SpareFailed(_reason(err), _kind(err)) from None
-            finally:
-                self._attributes_wait = False
-        return await workflow.execute_activity_method(
-            NotifyActivities.plan_notifications, plan, start_to_close_timeout=req.timeouts.call
-        )
+        # A local activity: it records its answer like any activity, without a round trip
+        # through the server's task queue. It is answered within this workflow task, so the
+        # search attributes wait for it: what they say before it, nobody could see.
+        self._attributes_wait = True
+        try:
+            return await workflow.execute_local_activity_method(
+                NotifyActivities.plan_notifications,
+                PlanNotificationsInput(receivers=req.receivers),
+                start_to_close_timeout=req.timeouts.call,
+            )
+        except (ApplicationError, TemporalTimeout) as err:
+            # A local activity's failure arrives as is, not inside an ActivityError.
+            raise SpareFailed(_reason(err), _kind(err)) from None
+        finally:
+            self._attributes_wait = False
 
     async def _reserve(self, spare_id: str, req: SpareRequest) -> Reservation:
         self._enter(Phase.RESERVING, "asking the ledger for a host")
@@ -300,12 +283,10 @@ class PrepareSpare:
     async def _wait_ready(self, spare_id: str, req: SpareRequest) -> None:
         """Probe in bounded rounds so the UI shows what is still missing between rounds."""
         deadline = workflow.now() + timedelta(seconds=req.ready_timeout_seconds)
-        missing = ["node not registered"]
-        if self._ready_check_first:
-            first = await self._check_ready_now(spare_id, req)
-            if first is not None and first.ready:
-                return
-            missing = first.missing if first is not None else missing
+        first = await self._check_ready_now(spare_id, req)
+        if first is not None and first.ready:
+            return
+        missing = first.missing if first is not None else ["node not registered"]
         self._enter(Phase.WAITING_READY, "waiting for the Node to register")
         self._waiting(missing)
         while True:
@@ -350,16 +331,11 @@ class PrepareSpare:
             self._attributes_wait = False
 
     async def _hold(self, req: SpareRequest) -> str:
-        if self._leaner_history and self._release is not None:
-            return self._release.reason  # asked for before Ready: nothing to wait for
-        try:
-            await workflow.wait_condition(
-                lambda: self._release is not None, timeout=timedelta(seconds=req.ttl_seconds)
-            )
-        except TimeoutError:
-            return f"TTL of {req.ttl_seconds} s expired"
-        assert self._release is not None
-        return self._release.reason
+        return await hold_until_released(
+            lambda: self._release.reason if self._release else None,
+            req.ttl_seconds,
+            expired=f"TTL of {req.ttl_seconds} s expired",
+        )
 
     async def _run_release(
         self, spare_id: str, req: SpareRequest, host: str | None, reason: str
@@ -381,10 +357,6 @@ class PrepareSpare:
             static_summary=f"Release {spare_id}: {reason}"[:200],
             result_type=ReleaseResult,
         )
-        # The leaner history came later and includes this change: asking again would only
-        # record a second marker.
-        if not (self._leaner_history or workflow.patched(RELEASE_SURVIVES_CANCEL)):
-            return await (await start)
         # A cancel asks for exactly this clean-up: cutting the release short would leave the
         # VM, Node and reservation behind. Shielded, it runs to its end, once.
         starting = asyncio.ensure_future(start)
@@ -441,9 +413,6 @@ class PrepareSpare:
         visibility write on the server; visibility only changes when the task completes, so
         publishing the last value is all anyone could see anyway.
         """
-        if not self._leaner_history:
-            workflow.upsert_search_attributes(list(updates))
-            return
         for update in updates:
             self._pending_attributes[update.key.name] = update
         if self._publishing is None or self._publishing.done():

@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
 
+from .hold import hold_until_released
 from .ledger_calls import free_reservation
 
 SHORT_CALL = timedelta(seconds=60)
@@ -78,14 +79,11 @@ class ScheduleHost:
         return ScheduleHostResult(host=host, freed_because=reason)
 
     async def _hold(self, inp: ScheduleHostInput) -> str:
-        try:
-            await workflow.wait_condition(
-                lambda: self._release is not None, timeout=timedelta(seconds=inp.hold_seconds)
-            )
-        except TimeoutError:
-            return f"hold of {inp.hold_seconds} s expired"
-        assert self._release is not None
-        return self._release.reason
+        return await hold_until_released(
+            lambda: self._release.reason if self._release else None,
+            inp.hold_seconds,
+            expired=f"hold of {inp.hold_seconds} s expired",
+        )
 
     async def _address(self, inp: ScheduleHostInput, name: str) -> str | None:
         """Best effort: the host is reserved either way, and its name is the main answer."""

@@ -1,7 +1,8 @@
 """Saved histories must replay on the current code: a change that breaks determinism fails here.
 
-To refresh the saved histories after a deliberate, patched change, run
-`VIRTFLOW_RECORD_HISTORIES=1 pytest tests/workflows/test_replay.py`.
+Until the first tagged release there are no running workflows to protect: workflow code is
+changed directly and the saved histories re-recorded (README, Contributing): delete
+tests/histories/*.json and run `VIRTFLOW_RECORD_HISTORIES=1 pytest tests/workflows/test_replay.py`.
 """
 
 from __future__ import annotations
