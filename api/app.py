@@ -101,9 +101,10 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
         dependencies=[Depends(ANY_ROLE)],
     )
     async def placement_explain(
-        body: ExplainBody, app_config: Annotated[Settings, Depends(app_settings)]
+        body: ExplainBody, request: Request, app_config: Annotated[Settings, Depends(app_settings)]
     ) -> ExplainResult:
-        return await explain(app_config, body)
+        # The client connects only when a configured inventory's ledger is asked.
+        return await explain(app_config, body, request.app.state.clients)
 
     app.include_router(legacy_aliases([spare_router, list_router, app.router]))
     install_openapi(app)

@@ -1,29 +1,32 @@
 """Dry-run placement: where would a VM go and why not elsewhere, creating nothing.
 
 Shared by `POST /placement/explain` and `virtflow explain`. The body is the placement JSON form
-(PLACEMENT.md); when it carries no hosts, the named (or default) inventory supplies them.
+(PLACEMENT.md); when it carries no hosts, the named (or default) inventory supplies them, and
+the input is built as the ledger's placement builds it (`activities.placement.placement_input`),
+so explain names the host the ledger would reserve next.
 """
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.exceptions import ApplicationError
 
 from activities.inventory import read_inventory
+from activities.placement import placement_input
+from contracts.ledger import Reservation
 from placement.engine import place
+from placement.errors import PolicyError
 from placement.explain import render_explanation
-from placement.models import PlacementInput
+from placement.models import PlacementInput, Policy
+from placement.policy import load_policy
 from runtime.settings import Settings
 
 from .errors import Code, InvalidInput, InventoryUnavailable
-
-# Fields an inventory snapshot supplies; a body gives either these or an inventory name.
-_SNAPSHOT_FIELDS = ("hosts", "existing_vms", "used_vmids", "next_vmid")
+from .inventory_view import ledger_reservations
+from .temporal_client import ClientProvider
 
 
 class ExplainBody(BaseModel):
@@ -50,16 +53,14 @@ class ExplainResult(BaseModel):
     table: str
 
 
-def load_policy(path: Path) -> dict[str, Any]:
-    data = yaml.safe_load(path.read_text()) or {}
-    if not isinstance(data, dict):
-        raise InvalidInput("policy", f"{path} does not hold a mapping")
-    return data
-
-
-async def build_input(settings: Settings, body: ExplainBody) -> PlacementInput:
-    """Merge the body with the inventory snapshot and the configured policy."""
-    data = body.model_dump(exclude_none=True, exclude={"inventory"})
+async def build_input(
+    settings: Settings, body: ExplainBody, clients: ClientProvider
+) -> PlacementInput:
+    """The input the ledger's placement would build: for a configured inventory, its snapshot
+    with the ledger's pending reservations counted and the configured policy (else the one the
+    inventory carries); a body's own hosts, VMs and policy take their place."""
+    fields = body.model_dump(exclude_none=True, exclude={"inventory", "request", "policy"})
+    reservations: list[Reservation] = []
     if body.hosts is None:
         name = body.inventory or "default"
         spec = settings.inventories.get(name)
@@ -77,18 +78,26 @@ async def build_input(settings: Settings, body: ExplainBody) -> PlacementInput:
             if err.non_retryable:
                 raise InvalidInput("inventory", str(err)) from err
             raise InventoryUnavailable(str(err)) from err
-        for key in _SNAPSHOT_FIELDS:
-            if key in snapshot and key not in data:
-                data[key] = snapshot[key]
+        fields = {**snapshot, **fields}
+        reservations = await ledger_reservations(await clients.get(), name)
     elif body.inventory is not None:
         raise InvalidInput("inventory", "give either hosts or an inventory name, not both")
-    if "policy" not in data and settings.policy_path is not None:
-        data["policy"] = load_policy(settings.policy_path)
-    return PlacementInput.model_validate(data)
+    policy = body.policy if body.policy is not None else configured_policy(settings)
+    return placement_input(fields, body.request, reservations, policy)
 
 
-async def explain(settings: Settings, body: ExplainBody) -> ExplainResult:
-    inp = await build_input(settings, body)
+def configured_policy(settings: Settings) -> Policy | None:
+    """The policy file the worker's placement uses, checked the same way."""
+    if settings.policy_path is None:
+        return None
+    try:
+        return load_policy(settings.policy_path)
+    except PolicyError as err:
+        raise InvalidInput("policy", str(err)) from err
+
+
+async def explain(settings: Settings, body: ExplainBody, clients: ClientProvider) -> ExplainResult:
+    inp = await build_input(settings, body, clients)
     # The engine is pure CPU work; keep the event loop free for big inventories.
     decision = await asyncio.to_thread(place, inp)
     table = render_explanation(inp, decision)

@@ -344,6 +344,7 @@ def explain(
 ) -> None:
     """Where would this VM go and why not elsewhere? Creates nothing. Exit 1 if nothing fits."""
     from api.explain import explain as run_explain
+    from api.temporal_client import ClientProvider, connect_factory
 
     data = read_json(request_file)
     if inventory is not None:
@@ -352,7 +353,8 @@ def explain(
         body = ExplainBody.model_validate(data)
     except ValidationError as err:
         fail(f"bad request: {_one_line(err)}", EXIT_BAD_INPUT)
-    result = run(run_explain(settings(), body))
+    config = settings()
+    result = run(run_explain(config, body, ClientProvider(connect_factory(config))))
     if as_json:
         console.print_json(result.model_dump_json())
     else:
