@@ -7,6 +7,8 @@ import uuid
 from collections.abc import AsyncIterator
 
 import pytest
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
@@ -63,11 +65,21 @@ async def client(temporal_env: WorkflowEnvironment) -> Client:
     return temporal_env.client
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    """The time-skipping test server: timers of hours pass in milliseconds."""
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=str(temporal_test_server()),
         data_converter=pydantic_data_converter,
+    )
+    # The spares' search attributes (all Keyword), which the dev server gets as arguments.
+    await env.client.operator_service.add_search_attributes(
+        AddSearchAttributesRequest(
+            namespace=env.client.namespace,
+            search_attributes={
+                key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD for key in SEARCH_ATTRIBUTES
+            },
+        )
     )
     yield env
     await env.shutdown()

@@ -1,0 +1,122 @@
+"""Stand-ins for the activities a spare runs, registered under the real activities' names.
+
+The fast workflow tier (test_spare_logic.py) runs PrepareSpare and ReleaseSpare on them: the
+workflow logic (timers, compensation, messages) without the lab, Ansible or Kubernetes, which
+the full-stack tests exercise. Each stand-in records what it was asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from temporalio import activity
+
+from activities.kube_drain import DrainNodeInput, DrainNodeResult
+from activities.kubernetes import (
+    CheckNodeReadyInput,
+    KubernetesActivities,
+    NodeNameInput,
+    NodeReadyResult,
+    WaitNodeReadyInput,
+)
+from activities.ledger import LedgerActivities
+from activities.notify import NotifyActivities, PlanNotificationsInput, PlanNotificationsResult
+from activities.provisioning import CreateVmInput, DestroyVmInput, ProvisioningActivities
+from contracts.ledger import FreeInput, FreeResult, Reservation, ReserveInput, ReserveResult
+from contracts.vm import VmFacts
+
+NOT_READY = ["Ready=False (KubeletNotReady)"]
+
+
+def real_name(method: Callable[..., Any]) -> str:
+    """The name the worker registers a real activity under."""
+    definition = activity._Definition.must_from_callable(method)
+    assert definition.name is not None
+    return definition.name
+
+
+@dataclass
+class StandIns:
+    """What the stand-ins answer, and what they were asked (activity name, subject)."""
+
+    host: str = "bm-1"
+    reserve: Literal["reserved", "queued", "no_capacity", "never_fits"] = "reserved"
+    node_ready: bool = True
+    calls: list[tuple[str, str]] = field(default_factory=list)
+
+    def asked(self, name: str) -> list[str]:
+        return [subject for called, subject in self.calls if called == name]
+
+    def activities(self) -> Sequence[Callable[..., Any]]:
+        def standin(real: Callable[..., Any]) -> Callable[[Callable[..., Any]], Any]:
+            return activity.defn(name=real_name(real))
+
+        @standin(NotifyActivities.plan_notifications)
+        async def plan_notifications(inp: PlanNotificationsInput) -> PlanNotificationsResult:
+            return PlanNotificationsResult(routes=[])
+
+        @standin(LedgerActivities.reserve_capacity)
+        async def reserve_capacity(inp: ReserveInput) -> ReserveResult:
+            self.calls.append(("reserve_capacity", inp.spare_id))
+            if self.reserve != "reserved":
+                return ReserveResult(status=self.reserve, reason="no room on any host")
+            reservation = Reservation.of(inp.request, self.host, 101, spare_id=inp.spare_id)
+            return ReserveResult(status="reserved", reservation=reservation)
+
+        @standin(LedgerActivities.free_capacity)
+        async def free_capacity(inp: FreeInput) -> FreeResult:
+            self.calls.append(("free_capacity", inp.spare_id))
+            return FreeResult(freed=True)
+
+        @standin(ProvisioningActivities.create_vm)
+        async def create_vm(inp: CreateVmInput) -> VmFacts:
+            self.calls.append(("create_vm", inp.spec.name))
+            return VmFacts(name=inp.spec.name, host=inp.spec.host, ip="10.0.2.15", vmid=101)
+
+        @standin(ProvisioningActivities.destroy_vm)
+        async def destroy_vm(inp: DestroyVmInput) -> None:
+            self.calls.append(("destroy_vm", inp.name))
+
+        def readiness(node: str) -> NodeReadyResult:
+            missing = [] if self.node_ready else NOT_READY
+            return NodeReadyResult(node_name=node, ready=self.node_ready, missing=missing)
+
+        @standin(KubernetesActivities.check_node_ready)
+        async def check_node_ready(inp: CheckNodeReadyInput) -> NodeReadyResult:
+            return readiness(inp.node_name)
+
+        @standin(KubernetesActivities.wait_node_ready)
+        async def wait_node_ready(inp: WaitNodeReadyInput) -> NodeReadyResult:
+            if not self.node_ready and inp.max_wait_seconds is not None:
+                # The real probe watches the Node this long before it answers "not yet".
+                await asyncio.sleep(inp.max_wait_seconds)
+            return readiness(inp.node_name)
+
+        @standin(KubernetesActivities.cordon_node)
+        async def cordon_node(inp: NodeNameInput) -> None:
+            self.calls.append(("cordon_node", inp.node_name))
+
+        @standin(KubernetesActivities.drain_node)
+        async def drain_node(inp: DrainNodeInput) -> DrainNodeResult:
+            self.calls.append(("drain_node", inp.node_name))
+            return DrainNodeResult()
+
+        @standin(KubernetesActivities.delete_node)
+        async def delete_node(inp: NodeNameInput) -> None:
+            self.calls.append(("delete_node", inp.node_name))
+
+        return [
+            plan_notifications,
+            reserve_capacity,
+            free_capacity,
+            create_vm,
+            destroy_vm,
+            check_node_ready,
+            wait_node_ready,
+            cordon_node,
+            drain_node,
+            delete_node,
+        ]

@@ -1,0 +1,127 @@
+"""The spare's own logic on stand-in activities: timers, compensation and messages, in
+milliseconds of skipped time rather than minutes of real time. What needs the real parts
+(placement, the VM, the Node, the webhooks) is in the full-stack tests beside this one."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from temporalio.client import (
+    Client,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import WorkflowEnvironment
+
+from contracts.spare import Phase, ReleaseRequest, SpareRequest, SpareResult
+from tests.helpers import assert_eventually, new_worker
+from tests.workflows.standins import NOT_READY, StandIns
+from workflows.prepare_spare import PrepareSpare
+from workflows.release_spare import ReleaseSpare
+
+RELEASE_STEPS = ["cordon_node", "drain_node", "delete_node", "destroy_vm", "free_capacity"]
+
+
+def request(**fields: Any) -> SpareRequest:
+    base = {"request_id": f"r{uuid.uuid4().hex[:10]}", "cluster": "lab", "cpu": 2}
+    return SpareRequest.model_validate({"memory_mb": 2048, **base, **fields})
+
+
+async def start(
+    client: Client, task_queue: str, req: SpareRequest
+) -> WorkflowHandle[PrepareSpare, SpareResult]:
+    return await client.start_workflow(
+        PrepareSpare.run, req, id=req.spare_id, task_queue=task_queue
+    )
+
+
+def failure_of(err: WorkflowFailureError) -> ApplicationError:
+    assert isinstance(err.cause, ApplicationError), err.cause
+    return err.cause
+
+
+def release_calls(standins: StandIns) -> list[str]:
+    return [name for name, _ in standins.calls if name in RELEASE_STEPS]
+
+
+async def test_a_ready_spare_is_released_when_its_six_hour_ttl_expires(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    standins = StandIns()
+    req = request()  # the default TTL: six hours, skipped
+    client = time_skipping_env.client
+    async with new_worker(
+        client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        result = await (await start(client, w.task_queue, req)).result()
+
+    assert result.phase == Phase.RELEASED
+    assert result.reason == f"TTL of {req.ttl_seconds} s expired"
+    assert result.vm is not None and result.vm.name == req.spare_id
+    assert release_calls(standins) == RELEASE_STEPS
+    assert standins.asked("destroy_vm") == [req.spare_id]
+
+
+async def test_a_spare_waiting_for_room_gives_up_at_its_capacity_deadline(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    standins = StandIns(reserve="queued")
+    req = request(wait_for_capacity=True)  # the default deadline: 30 minutes, skipped
+    client = time_skipping_env.client
+    async with new_worker(
+        client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        with pytest.raises(WorkflowFailureError) as caught:
+            await (await start(client, w.task_queue, req)).result()
+
+    failure = failure_of(caught.value)
+    assert failure.type == "NoCapacity"
+    assert failure.message == f"no_capacity: no room within {req.capacity_deadline_seconds} s"
+    # The waiter is withdrawn from the ledger (compensation frees again: freeing is
+    # idempotent), and nothing was created.
+    assert set(standins.asked("free_capacity")) == {req.spare_id}
+    assert standins.asked("create_vm") == []
+
+
+async def test_a_vm_that_never_becomes_ready_is_released_and_the_spare_fails(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    # The readiness probe is an activity that watches the Node for its round, and the test
+    # server skips no time while an activity runs: a short timeout keeps this test short.
+    standins = StandIns(node_ready=False)
+    req = request(ready_timeout_seconds=2)
+    client = time_skipping_env.client
+    async with new_worker(
+        client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        with pytest.raises(WorkflowFailureError) as caught:
+            await (await start(client, w.task_queue, req)).result()
+
+    failure = failure_of(caught.value)
+    assert failure.type == "NotReady"
+    assert f"did not become Ready within {req.ready_timeout_seconds} s" in failure.message
+    assert NOT_READY[0] in failure.message  # says what was still missing
+    assert release_calls(standins) == RELEASE_STEPS
+
+
+async def test_release_before_ready_is_refused_with_a_reason(client: Client) -> None:
+    standins = StandIns(node_ready=False)
+    req = request()
+    async with new_worker(
+        client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(client, w.task_queue, req)
+
+        async def waiting_ready() -> None:
+            status = await handle.query(PrepareSpare.status)
+            assert status.phase == Phase.WAITING_READY, status.phase
+
+        await assert_eventually(waiting_ready)
+        with pytest.raises(WorkflowUpdateFailedError) as caught:
+            await handle.execute_update(PrepareSpare.release, ReleaseRequest())
+        assert "can be released once ready (it is waiting_ready)" in str(caught.value.cause)
+        await handle.terminate("test over")
