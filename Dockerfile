@@ -17,6 +17,7 @@ RUN apt-get update \
 WORKDIR /opt/virtflow
 COPY pyproject.toml README.md ./
 COPY placement placement
+COPY contracts contracts
 COPY workflows workflows
 COPY activities activities
 COPY webhooks webhooks
