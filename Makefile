@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install dev demo test lint unit bench clean collections test-libvirt chromium kubectl openapi libvirt guest-image
+.PHONY: install dev demo test lint unit bench clean collections test-libvirt chromium kubectl openapi libvirt guest-image client
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ demo: $(STAMP)  ## provision and release one spare end to end, then exit
 
 openapi: $(STAMP)  ## regenerate the checked-in openapi.json (a test keeps it current)
 	$(BIN)/python -m api.openapi
+
+client: openapi  ## regenerate the typed client virtflow_client/ from openapi.json
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/openapi-python-client generate --path openapi.json \
+		--meta none --config openapi-client.yaml --output-path virtflow_client --overwrite
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from temporalio.service import RPCError
 
-from .errors import ApiError, Code, InvalidInput, NoCapacity
+from .errors import ApiError, Code, InvalidInput, NoCapacity, SpareNotFound
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +144,8 @@ def install_problem_handlers(app: FastAPI) -> None:
             return problem(
                 err.code, str(err), path, requested=err.requested, placeable=err.placeable
             )
+        if isinstance(err, SpareNotFound):
+            return problem(err.code, f"no spare '{err}'", path)
         return problem(err.code, str(err), path)
 
     @app.exception_handler(RPCError)

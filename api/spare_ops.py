@@ -7,6 +7,7 @@ API to status codes, the CLI to exit codes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ from datetime import timedelta
 from pydantic import BaseModel, Field
 from temporalio.client import (
     Client,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
@@ -27,10 +29,11 @@ from temporalio.common import (
     WorkflowIDConflictPolicy,
     WorkflowIDReusePolicy,
 )
-from temporalio.exceptions import FailureError, WorkflowAlreadyStartedError
+from temporalio.exceptions import ApplicationError, FailureError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.ledger import GroupMember, ReserveGroupInput, free_group, reserve_group
+from activities.spare_ids import SPARE_ID_USED
 from runtime.settings import Settings
 from workflows.names import CLUSTER, PREPARE_SPARE, ledger_workflow_id
 from workflows.prepare_spare import vm_request_for
@@ -222,7 +225,7 @@ async def _already_started(client: Client, first: SpareRequest, digest: str) -> 
     """Whether this request's spares exist; 409 if their request_id was another request's."""
     with temporal_errors(first.spare_id):
         try:
-            description = await client.get_workflow_handle(first.spare_id).describe()
+            _, description = await _describe_owner(client, first.spare_id)
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
                 return False
@@ -244,10 +247,10 @@ async def _start_one(
     client: Client, settings: Settings, request: SpareRequest, digest: str, of: str = ""
 ) -> PrepareAccepted:
     workflow_id = request.spare_id
-    handle: WorkflowHandle[object, object]
     with temporal_errors(workflow_id):
-        try:
-            handle = await client.start_workflow(
+        # An existing spare (running or ended) is found below, never started again.
+        with contextlib.suppress(WorkflowAlreadyStartedError):
+            await client.start_workflow(
                 PREPARE_SPARE,
                 request,
                 id=workflow_id,
@@ -264,9 +267,7 @@ async def _start_one(
                     + of
                 ),
             )
-        except WorkflowAlreadyStartedError:
-            handle = client.get_workflow_handle(workflow_id)
-        description = await handle.describe()
+        _, description = await _describe_owner(client, workflow_id)
         existing = await description.memo_value(MEMO_REQUEST_HASH, default=None)
     if existing != digest:
         raise _conflict(request)
@@ -278,15 +279,41 @@ async def _start_one(
     )
 
 
+async def _describe_owner(
+    client: Client, spare_id: str
+) -> tuple[WorkflowHandle[object, object], WorkflowExecutionDescription]:
+    """The run that is the spare: the latest run of its id, unless that one is a refused reuse
+    of the id, then the run it names."""
+    handle = client.get_workflow_handle(spare_id)
+    description = await handle.describe()
+    if description.status == WorkflowExecutionStatus.FAILED:
+        owner = await _run_owning_the_id(handle, spare_id)
+        if owner is not None:
+            handle = client.get_workflow_handle(spare_id, run_id=owner)
+            description = await handle.describe()
+    return handle, description
+
+
 async def _describe_spare(
     client: Client, spare_id: str
 ) -> tuple[WorkflowHandle[object, object], WorkflowExecutionStatus]:
-    handle = client.get_workflow_handle(spare_id)
     with temporal_errors(spare_id):
-        description = await handle.describe()
+        handle, description = await _describe_owner(client, spare_id)
     if description.workflow_type != PREPARE_SPARE:
         raise SpareNotFound(spare_id)
     return handle, description.status or WorkflowExecutionStatus.RUNNING
+
+
+async def _run_owning_the_id(handle: WorkflowHandle[object, object], spare_id: str) -> str | None:
+    """The spare's own run when the latest run is a refused reuse of its id (a Temporal CLI
+    start after the spare ended): that run failed at once, naming the run that owns the id."""
+    try:
+        await handle.result(follow_runs=False)
+    except WorkflowFailureError as err:
+        cause = err.cause
+        if isinstance(cause, ApplicationError) and cause.type == SPARE_ID_USED:
+            return str(cause.details[0]) if cause.details else None
+    return None
 
 
 async def _query_status(handle: WorkflowHandle[object, object], spare_id: str) -> SpareStatus:

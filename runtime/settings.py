@@ -144,6 +144,10 @@ class Settings(BaseSettings):
     """Port of the reference webhook receiver."""
     api_tokens: dict[SecretStr, Role] = Field(default_factory=dict)
     """Bearer token -> role. Empty disables authentication (the lab); the API logs it."""
+    api_url: str | None = None
+    """Where the `virtflow` spare commands reach the HTTP API; unset: `http://api_host:api_port`."""
+    api_token: SecretStr | None = None
+    """Bearer token the `virtflow` spare commands send to the API (one of its `api_tokens`)."""
 
     reconcile_every_seconds: int = Field(default=600, ge=10)
     """How often the orphan sweep (schedule `virtflow-reconcile-spares`) runs."""
@@ -206,6 +210,10 @@ class Settings(BaseSettings):
     def _templates(self) -> Settings:
         SiteTemplates(self.vm_templates, self.pool_templates)  # raises on a broken one
         return self
+
+    @property
+    def api_base_url(self) -> str:
+        return (self.api_url or f"http://{self.api_host}:{self.api_port}").rstrip("/")
 
     def workflow_ui_url(self, workflow_id: str) -> str:
         """Where an operator sees this workflow's history in the Temporal web UI."""

@@ -28,6 +28,7 @@ from activities.notify import NotifyActivities
 from activities.placement import PlacementActivities
 from activities.provisioning import AnsibleProvisioner, Provisioner, ProvisioningActivities
 from activities.reconcile import ReconcileActivities
+from activities.spare_ids import SpareIdActivities
 from activities.vm_join import Joiner, cluster_endpoint
 from activities.vm_templates import SiteTemplates
 from placement.policy import load_policy
@@ -100,7 +101,9 @@ def build_activities(
     ledger = LedgerActivities(client)
     hosts = HostActivities(inventories)
     reconcile = ReconcileActivities(client, inventories)
+    spare_ids = SpareIdActivities(client)
     return [
+        spare_ids.earlier_run,
         placement.place_vm,
         placement.place_vms,
         ledger.reserve_capacity,

@@ -46,6 +46,12 @@ with workflow.unsafe.imports_passed_through():
         PlanNotificationsResult,
     )
     from activities.provisioning import CreateVmInput, ProvisioningActivities, VmFacts, VmSpec
+    from activities.spare_ids import (
+        SPARE_ID_USED,
+        EarlierRunInput,
+        EarlierRunResult,
+        SpareIdActivities,
+    )
     from placement.models import VmRequest
     from placement.reservations import Reservation
     from webhooks.events import EventType, VmInfo
@@ -137,6 +143,8 @@ class PrepareSpare:
     @release.validator
     def validate_release(self, req: ReleaseRequest) -> None:
         phase = self._status.phase if self._status else Phase.VALIDATING
+        if self._release is not None or phase in (Phase.RELEASING, Phase.RELEASED):
+            raise ValueError(f"the spare's release was asked for already (it is {phase.value})")
         if phase != Phase.READY:
             raise ValueError(
                 f"the spare can be released once ready (it is {phase.value}); "
@@ -174,6 +182,7 @@ class PrepareSpare:
             spare_id, req.cluster, req.pool, on_change=self._notifications_changed
         )
         self._enter(Phase.VALIDATING, "checking receivers")
+        await self._refuse_a_used_id(spare_id)
         reservation: Reservation | None = None
         vm: VmFacts | None = None
         try:
@@ -227,6 +236,33 @@ class PrepareSpare:
         return SpareResult(
             spare_id=spare_id, phase=Phase.RELEASED, host=vm.host, vm=vm, reason=reason
         )
+
+    async def _refuse_a_used_id(self, spare_id: str) -> None:
+        """A spare id names one spare, ever: a run for an id that ran before stops here, before
+        anything is reserved or announced (the first run's receivers heard all of it)."""
+        # Answered within this workflow task, like the receivers' plan after it: the search
+        # attributes wait for both.
+        self._attributes_wait = True
+        try:
+            earlier: EarlierRunResult = await workflow.execute_local_activity_method(
+                SpareIdActivities.earlier_run,
+                EarlierRunInput(workflow_id=spare_id, run_id=workflow.info().run_id),
+                start_to_close_timeout=timedelta(seconds=30),
+                retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=10)),
+            )
+        finally:
+            self._attributes_wait = False
+        if earlier.run_id is None:
+            return
+        reason = (
+            f"spare id {spare_id} was already used by run {earlier.run_id} ({earlier.status}); "
+            "a request_id names one spare, ever: ask again with a new request_id"
+        )
+        assert self._status is not None
+        self._status.error = reason
+        self._enter(Phase.FAILED, reason)
+        # Non-retryable: the id stays used. The details name the run that owns the id.
+        raise ApplicationError(reason, earlier.run_id, type=SPARE_ID_USED, non_retryable=True)
 
     async def _plan_notifications(self, req: SpareRequest) -> PlanNotificationsResult:
         """Which receivers get which events: a lookup in the worker's configuration."""
