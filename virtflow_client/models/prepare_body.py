@@ -43,6 +43,7 @@ class PrepareBody:
             node_affinity (NodeAffinity | None | Unset):
             anti_affinity_group (None | str | Unset):
             anti_affinity_scope (str | Unset):  Default: 'host'.
+            template (None | str | Unset):
             create_timeout_seconds (int | Unset):  Default: 1200.
             ready_timeout_seconds (int | Unset):  Default: 900.
             drain_timeout_seconds (int | Unset):  Default: 600.
@@ -72,6 +73,7 @@ class PrepareBody:
     node_affinity: NodeAffinity | None | Unset = UNSET
     anti_affinity_group: None | str | Unset = UNSET
     anti_affinity_scope: str | Unset = 'host'
+    template: None | str | Unset = UNSET
     create_timeout_seconds: int | Unset = 1200
     ready_timeout_seconds: int | Unset = 900
     drain_timeout_seconds: int | Unset = 600
@@ -142,6 +144,12 @@ class PrepareBody:
 
         anti_affinity_scope = self.anti_affinity_scope
 
+        template: None | str | Unset
+        if isinstance(self.template, Unset):
+            template = UNSET
+        else:
+            template = self.template
+
         create_timeout_seconds = self.create_timeout_seconds
 
         ready_timeout_seconds = self.ready_timeout_seconds
@@ -201,6 +209,8 @@ class PrepareBody:
             field_dict["anti_affinity_group"] = anti_affinity_group
         if anti_affinity_scope is not UNSET:
             field_dict["anti_affinity_scope"] = anti_affinity_scope
+        if template is not UNSET:
+            field_dict["template"] = template
         if create_timeout_seconds is not UNSET:
             field_dict["create_timeout_seconds"] = create_timeout_seconds
         if ready_timeout_seconds is not UNSET:
@@ -313,6 +323,16 @@ class PrepareBody:
 
         anti_affinity_scope = d.pop("anti_affinity_scope", UNSET)
 
+        def _parse_template(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        template = _parse_template(d.pop("template", UNSET))
+
+
         create_timeout_seconds = d.pop("create_timeout_seconds", UNSET)
 
         ready_timeout_seconds = d.pop("ready_timeout_seconds", UNSET)
@@ -373,6 +393,7 @@ class PrepareBody:
             node_affinity=node_affinity,
             anti_affinity_group=anti_affinity_group,
             anti_affinity_scope=anti_affinity_scope,
+            template=template,
             create_timeout_seconds=create_timeout_seconds,
             ready_timeout_seconds=ready_timeout_seconds,
             drain_timeout_seconds=drain_timeout_seconds,
