@@ -23,6 +23,7 @@ class Code(StrEnum):
     INVALID_REQUEST = "invalid_request"
     UNKNOWN_INVENTORY = "unknown_inventory"
     UNKNOWN_RECEIVER = "unknown_receiver"
+    UNKNOWN_TEMPLATE = "unknown_template"
     UNKNOWN_POOL = "unknown_pool"
     NO_MATCHING_HOST = "no_matching_host"
     INVALID_PAGE_TOKEN = "invalid_page_token"

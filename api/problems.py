@@ -44,6 +44,7 @@ PROBLEMS: dict[Code, tuple[int, str]] = {
     Code.INVALID_REQUEST: (422, "Invalid request"),
     Code.UNKNOWN_INVENTORY: (422, "Unknown inventory"),
     Code.UNKNOWN_RECEIVER: (422, "Unknown webhook receiver"),
+    Code.UNKNOWN_TEMPLATE: (422, "Unknown VM template"),
     Code.UNKNOWN_POOL: (422, "Unknown host pool"),
     Code.NO_MATCHING_HOST: (422, "No host matches the selector"),
     Code.INVALID_PAGE_TOKEN: (422, "Invalid page token"),

@@ -88,6 +88,7 @@ class CancelAccepted(BaseModel):
             Code.NO_CAPACITY,
             Code.UNKNOWN_INVENTORY,
             Code.UNKNOWN_RECEIVER,
+            Code.UNKNOWN_TEMPLATE,
             Code.UNKNOWN_POOL,
             Code.NO_MATCHING_HOST,
             Code.INVENTORY_UNAVAILABLE,

@@ -115,7 +115,7 @@ def request_hash(request: SpareRequest) -> str:
 
 
 def check_names(settings: Settings, request: SpareRequest) -> None:
-    """Reject unknown inventory or receiver names before any workflow exists."""
+    """Reject unknown inventory, receiver or template names before any workflow exists."""
     if request.inventory not in settings.inventories:
         known = ", ".join(sorted(settings.inventories)) or "none"
         raise InvalidInput(
@@ -131,6 +131,13 @@ def check_names(settings: Settings, request: SpareRequest) -> None:
                 f"unknown receiver '{name}' (configured: {known})",
                 Code.UNKNOWN_RECEIVER,
             )
+    if request.template is not None and request.template not in settings.vm_templates:
+        known = ", ".join(sorted(settings.vm_templates)) or "none"
+        raise InvalidInput(
+            "template",
+            f"unknown VM template '{request.template}' (configured: {known})",
+            Code.UNKNOWN_TEMPLATE,
+        )
 
 
 @contextmanager
