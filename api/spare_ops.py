@@ -434,5 +434,10 @@ async def cancel_spare(client: Client, spare_id: str) -> None:
     handle, run_status = await _describe_spare(client, spare_id)
     if run_status != WorkflowExecutionStatus.RUNNING:
         raise _ended(spare_id, run_status, "cancel")
+    if (await _query_status(handle, spare_id)).phase == Phase.RELEASED:
+        # Only its last webhooks are still going out: a cancel would cut them short.
+        raise SpareConflict(
+            f"spare {spare_id} is already released, nothing to cancel", Code.ALREADY_RELEASED
+        )
     with temporal_errors(spare_id):
         await handle.cancel()
