@@ -225,6 +225,15 @@ def main(
         get_settings.cache_clear()
 
 
+def _need_lab() -> None:
+    """`dev` and `demo` run the lab, whose parts are the `lab` extra, not the product's."""
+    import importlib.util
+
+    missing = [m for m in ("cryptography",) if importlib.util.find_spec(m) is None]
+    if missing:
+        fail(f"the lab needs {', '.join(missing)}: pip install 'virtflow[lab]'", EXIT_BAD_INPUT)
+
+
 @app.command()
 def dev(
     ready_delay: Annotated[
@@ -232,6 +241,7 @@ def dev(
     ] = 5.0,
 ) -> None:
     """Run Temporal, the lab, the worker, the API and the receiver until Ctrl-C."""
+    _need_lab()
     from .dev import run_dev
 
     config = settings()
@@ -242,6 +252,7 @@ def dev(
 @app.command()
 def demo() -> None:
     """Provision and release one spare end to end on a fresh lab, then exit."""
+    _need_lab()
     from .demo import run_demo
 
     raise typer.Exit(asyncio.run(run_demo(settings(), console)))

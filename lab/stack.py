@@ -10,13 +10,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from playbooks import PLAYBOOK_DIR
+
 from .gitlab import LabGitLab
 from .hypervisor import LabHypervisor, LabVm, load_inventory_file
 from .kube_api import KubeApiServer
 from .kubelet import Kubelet
 
 DEFAULT_INVENTORY = Path(__file__).with_name("inventory.yaml")
-PLAYBOOK_DIR = Path(__file__).resolve().parents[1] / "playbooks"
 
 
 class LabStack:

@@ -23,6 +23,7 @@ from pydantic_settings import (
 from activities.event_bus import EventBusConfig
 from activities.notify import ReceiverConfig
 from activities.vm_templates import SiteTemplates, VmTemplate
+from playbooks import PLAYBOOK_DIR
 from workflows.names import TASK_QUEUE
 
 CONFIG_ENV = "VIRTFLOW_CONFIG"
@@ -100,7 +101,7 @@ class Settings(BaseSettings):
     """Base URL of the hypervisor HTTP API, for `provisioner: http`."""
     ansible_provider: str = "lab"
     """Playbook variant under `playbook_dir` (for example `lab`)."""
-    playbook_dir: Path = REPO_ROOT / "playbooks"
+    playbook_dir: Path = PLAYBOOK_DIR
     """Directory of the create/destroy playbooks."""
     ansible_extravars: dict[str, str] = Field(
         default_factory=lambda: {"lab_hypervisor_url": "http://127.0.0.1:8091"}

@@ -98,13 +98,6 @@ def test_worker_api_and_receiver_share_one_image_and_have_health_checks(
         )
 
 
-def test_the_image_runs_virtflow_as_a_non_root_user() -> None:
-    dockerfile = (REPO_ROOT / "Dockerfile").read_text()
-    assert dockerfile.startswith("#") and "FROM python:3.11-slim" in dockerfile
-    assert "\nUSER virtflow\n" in dockerfile
-    assert 'ENTRYPOINT ["virtflow"]' in dockerfile
-
-
 def test_the_deployed_configuration_is_valid_with_its_secret_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
