@@ -250,6 +250,23 @@ def dev(
 
 
 @app.command()
+def lab(
+    host: Annotated[str, typer.Option(help="Address the lab servers listen on")] = "0.0.0.0",
+    kube_name: Annotated[
+        str, typer.Option(help="Host name the kubeconfig gives the lab Kubernetes API")
+    ] = "kubernetes",
+) -> None:
+    """Serve only the lab site (hypervisor, Kubernetes API, kubelet) until SIGTERM, writing its
+    kubeconfig under state_dir: the stand-in site of docker-compose.yml."""
+    _need_lab()
+    from .dev import run_lab
+
+    config = settings()
+    configure_logging(config)
+    raise typer.Exit(asyncio.run(run_lab(config.state_dir, host, kube_name, console)))
+
+
+@app.command()
 def demo() -> None:
     """Provision and release one spare end to end on a fresh lab, then exit."""
     _need_lab()
