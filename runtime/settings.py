@@ -166,6 +166,9 @@ class Settings(BaseSettings):
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     """Serve Prometheus metrics (SDK and virtflow's own) at `/metrics` on this port; off
     when unset."""
+    census_every_seconds: float = Field(default=30, ge=1)
+    """How often a worker with `metrics_port` counts the running spares per phase in Temporal
+    visibility (the gauge `virtflow_spares`)."""
     metrics_host: str = "0.0.0.0"
     """Address the metrics endpoint listens on."""
     otel_endpoint: str | None = None

@@ -22,6 +22,8 @@ from temporalio.runtime import (
     TelemetryFilter,
 )
 
+from activities import metrics
+
 from .settings import Settings
 
 
@@ -42,7 +44,14 @@ def _runtime(bind_address: str | None) -> Runtime:
                 filter=TelemetryFilter(core_level="WARN", other_level="ERROR"),
                 forwarding=forwarding,
             ),
-            metrics=PrometheusConfig(bind_address=bind_address) if bind_address else None,
+            # Seconds, with buckets for minutes-long phases (activities/metrics.py).
+            metrics=PrometheusConfig(
+                bind_address=bind_address,
+                durations_as_seconds=True,
+                histogram_bucket_overrides=metrics.BUCKETS,
+            )
+            if bind_address
+            else None,
         )
     )
 
