@@ -13,9 +13,11 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from placement.engine import place
-from placement.fit import largest_fit_possible
+from placement.fit import empty_inventory_decision
 from placement.models import PlacementInput, Policy, VmRequest
+from placement.names import NEAR_UNKNOWN, NOT_NEAR
 from placement.reservations import Reservation, apply_reservations
+from placement.topology_record import PlacedTopology
 
 from .inventory import InventorySource
 
@@ -36,6 +38,8 @@ class PlaceVmResult(BaseModel):
     summary: str
     reason_counts: dict[str, int] = Field(default_factory=dict)
     top_scores: dict[str, dict[str, int]] = Field(default_factory=dict)
+    # The chosen host's domains and what `near` wanted; None when the request names no topology.
+    topology: PlacedTopology | None = None
 
 
 class BatchRequest(BaseModel):
@@ -55,7 +59,13 @@ class PlaceVmsResult(BaseModel):
     decisions: list[PlaceVmResult]
 
 
-def reservation_for(spare_id: str, request: VmRequest, host: str, vmid: int | None) -> Reservation:
+def reservation_for(
+    spare_id: str,
+    request: VmRequest,
+    host: str,
+    vmid: int | None,
+    topology: PlacedTopology | None = None,
+) -> Reservation:
     return Reservation(
         spare_id=spare_id,
         vm_name=request.name,
@@ -65,18 +75,30 @@ def reservation_for(spare_id: str, request: VmRequest, host: str, vmid: int | No
         gpu=request.gpu,
         group=request.anti_affinity_group,
         vmid=vmid,
+        topology=topology,
     )
 
 
 def decide(snapshot: PlacementInput, reservations: list[Reservation]) -> PlaceVmResult:
-    if not largest_fit_possible(snapshot):
+    # Reserved VMs count as existing ones: `near` may name a spare the inventory does not
+    # show yet, and a group's spread counts its reserved members.
+    current = apply_reservations(snapshot, reservations)
+    probe = empty_inventory_decision(current)
+    if probe.error == NEAR_UNKNOWN:
+        # Not a matter of room: no host is near something unknown, now or later.
         return PlaceVmResult(
             host=None,
-            error="never_fits",
+            error=NEAR_UNKNOWN,
             never_fits=True,
-            summary="the request is larger than any host of the inventory could hold",
+            summary=probe.summary,
+            topology=probe.topology,
         )
-    decision = place(apply_reservations(snapshot, reservations))
+    if probe.host is None:
+        summary = "the request is larger than any host of the inventory could hold"
+        if NOT_NEAR in probe.reason_counts:
+            summary = f"no host in the domain `near` wants could ever hold it ({probe.summary})"
+        return PlaceVmResult(host=None, error="never_fits", never_fits=True, summary=summary)
+    decision = place(current)
     return PlaceVmResult(
         host=decision.host,
         vmid=decision.vmid,
@@ -84,6 +106,7 @@ def decide(snapshot: PlacementInput, reservations: list[Reservation]) -> PlaceVm
         summary=decision.summary,
         reason_counts=decision.reason_counts,
         top_scores=decision.top_scores(TOP_CANDIDATES),
+        topology=decision.topology,
     )
 
 
@@ -127,7 +150,9 @@ class PlacementActivities:
             decision = decide(snapshot.model_copy(update={"request": item.request}), reservations)
             if decision.host is not None:
                 reservations.append(
-                    reservation_for(item.spare_id, item.request, decision.host, decision.vmid)
+                    reservation_for(
+                        item.spare_id, item.request, decision.host, decision.vmid, decision.topology
+                    )
                 )
             # The ledger reads the host, vmid and summary; the per-host scores of hundreds of
             # decisions would only swell its history (the explain endpoint has them).

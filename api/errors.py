@@ -26,6 +26,7 @@ class Code(StrEnum):
     UNKNOWN_TEMPLATE = "unknown_template"
     UNKNOWN_POOL = "unknown_pool"
     NO_MATCHING_HOST = "no_matching_host"
+    NEAR_UNKNOWN = "near_unknown"
     INVALID_PAGE_TOKEN = "invalid_page_token"
     # 404 and 409: the spare or task as it stands
     SPARE_NOT_FOUND = "spare_not_found"

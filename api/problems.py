@@ -47,6 +47,7 @@ PROBLEMS: dict[Code, tuple[int, str]] = {
     Code.UNKNOWN_TEMPLATE: (422, "Unknown VM template"),
     Code.UNKNOWN_POOL: (422, "Unknown host pool"),
     Code.NO_MATCHING_HOST: (422, "No host matches the selector"),
+    Code.NEAR_UNKNOWN: (422, "The VM or Node that `near` names is not in the inventory"),
     Code.INVALID_PAGE_TOKEN: (422, "Invalid page token"),
     Code.TEMPORAL_ERROR: (502, "Temporal answered with an error"),
     Code.TEMPORAL_UNAVAILABLE: (503, "Temporal unavailable"),

@@ -12,8 +12,9 @@ import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
@@ -53,7 +54,7 @@ from .errors import (
     SpareNotFound,
     TemporalUnavailable,
 )
-from .inventory_check import check_hosts_exist, inventory_hosts
+from .inventory_check import check_hosts_exist, check_near_known, inventory_snapshot
 from .temporal_client import is_unavailable
 
 MEMO_REQUEST_HASH = "virtflow.request_sha256"
@@ -80,8 +81,8 @@ class PrepareBody(SpareRequest):
         default=1,
         ge=1,
         le=MAX_COUNT,
-        description="How many spares; more than one are spread by anti-affinity "
-        "(`anti_affinity_group` defaults to the request_id, scope host)",
+        description="How many spares; more than one form a group (`anti_affinity_group`, "
+        "default the request_id, scope host) that anti-affinity and `topology_spread` count",
     )
     partial: bool = Field(
         default=False,
@@ -89,6 +90,30 @@ class PrepareBody(SpareRequest):
         "none (409 `no_capacity` saying how many could be placed); true starts all N and each "
         "takes a host if one is free, so some may fail with no_capacity",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _members_form_a_group(cls, data: Any) -> Any:
+        # Said here rather than left to members(): a spread constraint without a group of its
+        # own counts this one, so it must exist when the constraints are checked.
+        if isinstance(data, dict):
+            count, request_id = data.get("count"), data.get("request_id")
+            if isinstance(count, int) and count > 1 and data.get("anti_affinity_group") is None:
+                data = {**data, "anti_affinity_group": request_id}
+        return data
+
+    @field_validator("count")
+    @classmethod
+    def _constraints_count_the_members(cls, count: int, info: ValidationInfo) -> int:
+        group = info.data.get("anti_affinity_group")
+        for i, constraint in enumerate(info.data.get("topology_spread") or []):
+            if count > 1 and constraint.group not in (None, group):
+                raise ValueError(
+                    f"the {count} spares form group '{group}', but topology_spread.{i} counts "
+                    f"group '{constraint.group}' and would not spread them: name no group, or "
+                    f"set anti_affinity_group to '{constraint.group}'"
+                )
+        return count
 
     def members(self) -> list[SpareRequest]:
         """One request per spare; ids `<request_id>-<i>` when there is more than one."""
@@ -157,8 +182,10 @@ async def check_request(settings: Settings, request: SpareRequest) -> None:
     """Everything that can be refused before a workflow starts: names, then the live inventory
     (a pool or node selector no host has)."""
     check_names(settings, request)
-    hosts = await inventory_hosts(settings, request.inventory)
+    hosts, vms = await inventory_snapshot(settings, request.inventory)
     check_hosts_exist(hosts, request.inventory, request.pool, request.node_selector)
+    if request.near is not None:
+        check_near_known(hosts, vms, request.inventory, request.near)
 
 
 async def start_spare(client: Client, settings: Settings, request: SpareRequest) -> PrepareAccepted:

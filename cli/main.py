@@ -46,6 +46,7 @@ from virtflow_client.api.spares import (
 )
 from virtflow_client.models import (
     CancelAccepted,
+    PlacedTopology,
     PrepareAccepted,
     PrepareBody,
     ReleaseRequest,
@@ -143,6 +144,18 @@ def _phase(view: SpareView | SpareStatus) -> str:
     return phase.value if phase is not None else "validating"
 
 
+def _topology(placed: PlacedTopology) -> str:
+    """The host's domains, and the domain `near` wanted: `zone=z-c; near w-7 wanted zone=z-c`."""
+    domains = _set(placed.domains)
+    pairs = domains.additional_properties.items() if domains is not None else []
+    text = ", ".join(f"{key}={value or '-'}" for key, value in pairs)
+    near = _set(placed.near)
+    if near is not None:
+        who = _set(near.node) or _set(near.vm)
+        text += f"; near {who} wanted {near.topology_key}={_set(near.domain) or '-'}"
+    return text
+
+
 def status_table(view: SpareView) -> Table:
     """Phase, host, VM and what the spare waits for: the status command's view."""
     table = Table(show_header=False, box=None)
@@ -154,6 +167,9 @@ def status_table(view: SpareView) -> Table:
     table.add_row("phase", f"[bold]{_phase(view)}[/] (workflow {view.workflow_status})")
     table.add_row("cluster / pool", f"{view.cluster} / {_set(view.pool) or '-'}")
     table.add_row("host / vmid", f"{_set(view.host) or '-'} / {vmid or '-'}")
+    topology = _set(view.topology)
+    if topology is not None:
+        table.add_row("topology", _topology(topology))
     if vm is not None:
         table.add_row("vm", f"{vm.name} ip {_set(vm.ip) or '-'} mac {_set(vm.mac) or '-'}")
     waiting = _set(view.waiting_for)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from .models import ExistingVm, PlacementInput
+from .topology_record import PlacedTopology
 
 
 class Reservation(BaseModel):
@@ -24,6 +25,8 @@ class Reservation(BaseModel):
     gpu: int = Field(default=0, ge=0)
     group: str | None = None
     vmid: int | None = None
+    # Where the host is under the keys the request named, and what `near` wanted.
+    topology: PlacedTopology | None = None
 
 
 def apply_reservations(inp: PlacementInput, reservations: Sequence[Reservation]) -> PlacementInput:

@@ -306,7 +306,9 @@ class InventoryLedger:
     ) -> Reservation:
         if decision.host is None:
             raise ApplicationError("cannot record a reservation without a host")
-        reservation = reservation_for(spare_id, request, decision.host, decision.vmid)
+        reservation = reservation_for(
+            spare_id, request, decision.host, decision.vmid, decision.topology
+        )
         self._state.reservations[spare_id] = reservation
         if show:
             workflow.set_current_details(self._details())

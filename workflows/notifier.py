@@ -26,7 +26,14 @@ with workflow.unsafe.imports_passed_through():
         ReceiverRoute,
         RetryPolicySpec,
     )
-    from webhooks.events import EventType, SpareEvent, SpareEventData, VmInfo, webhook_id
+    from webhooks.events import (
+        EventType,
+        SpareEvent,
+        SpareEventData,
+        TopologyInfo,
+        VmInfo,
+        webhook_id,
+    )
 
 PUBLISH_TIMEOUT = timedelta(seconds=30)
 # Cancelling a 410 receiver's other deliveries adds commands: histories from before replay
@@ -73,6 +80,7 @@ class Notifier:
         host: str | None = None,
         vm: VmInfo | None = None,
         reason: str | None = None,
+        topology: TopologyInfo | None = None,
     ) -> None:
         event = SpareEvent(
             type=event_type,
@@ -84,6 +92,7 @@ class Notifier:
                 host=host,
                 vm=vm,
                 reason=reason,
+                topology=topology,
             ),
         )
         msg_id = webhook_id(self.spare_id, workflow.info().run_id, event_type)

@@ -54,7 +54,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from placement.models import VmRequest
     from placement.reservations import Reservation
-    from webhooks.events import EventType, VmInfo
+    from webhooks.events import EventType, TopologyInfo, VmInfo
 
 from .ledger_calls import free_reservation
 from .names import (
@@ -191,8 +191,11 @@ class PrepareSpare:
             self._notifier.event_bus = plan.event_bus
             reservation = await self._reserve(spare_id, req)
             self._status.host, self._status.vmid = reservation.host, reservation.vmid
+            self._status.topology = reservation.topology
             self._set_attributes(HOST.value_set(reservation.host))
-            self._notifier.send(EventType.RESERVED, host=reservation.host)
+            self._notifier.send(
+                EventType.RESERVED, host=reservation.host, topology=_topology_info(reservation)
+            )
 
             self._enter(Phase.CREATING_VM, f"creating {spare_id} on {reservation.host}")
             self._vm_attempted = True
@@ -529,8 +532,10 @@ class PrepareSpare:
         self._detail = detail
         stopped = ", ".join(s.disabled_receivers)
         gone = f"  \n**Webhooks stopped (410 Gone)** {stopped}" if stopped else ""
+        # Requested and actual domain side by side, so an unmet preference is seen, not hidden.
+        where = f"  \n**Topology** {s.topology.describe()}" if s.topology else ""
         workflow.set_current_details(
-            f"**Phase** {s.phase.value}  \n**Host** {s.host or '-'}  \n{detail}{gone}"
+            f"**Phase** {s.phase.value}  \n**Host** {s.host or '-'}{where}  \n{detail}{gone}"
         )
 
     def _notifications_changed(self) -> None:
@@ -554,6 +559,8 @@ def vm_request_for(spare_id: str, req: SpareRequest) -> VmRequest:
         node_affinity=req.node_affinity,
         anti_affinity_group=req.anti_affinity_group,
         anti_affinity_scope=req.anti_affinity_scope,
+        topology_spread=req.topology_spread,
+        near=req.near,
     )
 
 
@@ -568,6 +575,11 @@ def _spare_labels(spare_id: str, req: SpareRequest) -> dict[str, str]:
 def _adoption(spare_id: str, req: SpareRequest) -> NodeAdoption:
     """What the Node must carry once Ready: virtflow applies it, whatever the guest did."""
     return NodeAdoption(labels=_spare_labels(spare_id, req), template=req.template, pool=req.pool)
+
+
+def _topology_info(reservation: Reservation) -> TopologyInfo | None:
+    placed = reservation.topology
+    return None if placed is None else TopologyInfo.model_validate(placed.model_dump())
 
 
 def _vm_info(vm: VmFacts) -> VmInfo:

@@ -15,8 +15,13 @@ from .field_error import FieldError
 from .healthz_response_healthz import HealthzResponseHealthz
 from .match_expression import MatchExpression
 from .match_expression_operator import MatchExpressionOperator
+from .near import Near
+from .near_info import NearInfo
+from .near_record import NearRecord
 from .node_affinity import NodeAffinity
 from .phase import Phase
+from .placed_topology import PlacedTopology
+from .placed_topology_domains import PlacedTopologyDomains
 from .preferred_term import PreferredTerm
 from .prepare_accepted import PrepareAccepted
 from .prepare_body import PrepareBody
@@ -40,6 +45,10 @@ from .task_result_status import TaskResultStatus
 from .toleration import Toleration
 from .toleration_effect_type_0 import TolerationEffectType0
 from .toleration_operator import TolerationOperator
+from .topology_info import TopologyInfo
+from .topology_info_domains import TopologyInfoDomains
+from .topology_spread_constraint import TopologySpreadConstraint
+from .topology_spread_constraint_when_unsatisfiable import TopologySpreadConstraintWhenUnsatisfiable
 from .vm_facts import VmFacts
 from .vm_info import VmInfo
 
@@ -59,8 +68,13 @@ __all__ = (
     "HealthzResponseHealthz",
     "MatchExpression",
     "MatchExpressionOperator",
+    "Near",
+    "NearInfo",
+    "NearRecord",
     "NodeAffinity",
     "Phase",
+    "PlacedTopology",
+    "PlacedTopologyDomains",
     "PreferredTerm",
     "PrepareAccepted",
     "PrepareBody",
@@ -84,6 +98,10 @@ __all__ = (
     "Toleration",
     "TolerationEffectType0",
     "TolerationOperator",
+    "TopologyInfo",
+    "TopologyInfoDomains",
+    "TopologySpreadConstraint",
+    "TopologySpreadConstraintWhenUnsatisfiable",
     "VmFacts",
     "VmInfo",
 )

@@ -9,6 +9,7 @@ class Code(StrEnum):
     INVALID_REQUEST = "invalid_request"
     INVENTORY_UNAVAILABLE = "inventory_unavailable"
     METHOD_NOT_ALLOWED = "method_not_allowed"
+    NEAR_UNKNOWN = "near_unknown"
     NOT_FOUND = "not_found"
     NO_CAPACITY = "no_capacity"
     NO_MATCHING_HOST = "no_matching_host"
@@ -24,6 +25,7 @@ class Code(StrEnum):
     UNKNOWN_INVENTORY = "unknown_inventory"
     UNKNOWN_POOL = "unknown_pool"
     UNKNOWN_RECEIVER = "unknown_receiver"
+    UNKNOWN_TEMPLATE = "unknown_template"
 
     def __str__(self) -> str:
         return str(self.value)

@@ -13,9 +13,11 @@ from typing import cast
 
 if TYPE_CHECKING:
   from ..models.activity_timeouts import ActivityTimeouts
+  from ..models.near import Near
   from ..models.node_affinity import NodeAffinity
   from ..models.prepare_body_node_selector import PrepareBodyNodeSelector
   from ..models.toleration import Toleration
+  from ..models.topology_spread_constraint import TopologySpreadConstraint
 
 
 
@@ -43,6 +45,8 @@ class PrepareBody:
             node_affinity (NodeAffinity | None | Unset):
             anti_affinity_group (None | str | Unset):
             anti_affinity_scope (str | Unset):  Default: 'host'.
+            topology_spread (list[TopologySpreadConstraint] | Unset):
+            near (Near | None | Unset):
             template (None | str | Unset):
             create_timeout_seconds (int | Unset):  Default: 1200.
             ready_timeout_seconds (int | Unset):  Default: 900.
@@ -53,8 +57,8 @@ class PrepareBody:
             capacity_deadline_seconds (int | Unset):  Default: 1800.
             priority (int | Unset):  Default: 0.
             timeouts (ActivityTimeouts | Unset):
-            count (int | Unset): How many spares; more than one are spread by anti-affinity (`anti_affinity_group` defaults
-                to the request_id, scope host) Default: 1.
+            count (int | Unset): How many spares; more than one form a group (`anti_affinity_group`, default the request_id,
+                scope host) that anti-affinity and `topology_spread` count Default: 1.
             partial (bool | Unset): With `count` > 1: false (default) reserves all N spares together or none (409
                 `no_capacity` saying how many could be placed); true starts all N and each takes a host if one is free, so some
                 may fail with no_capacity Default: False.
@@ -73,6 +77,8 @@ class PrepareBody:
     node_affinity: NodeAffinity | None | Unset = UNSET
     anti_affinity_group: None | str | Unset = UNSET
     anti_affinity_scope: str | Unset = 'host'
+    topology_spread: list[TopologySpreadConstraint] | Unset = UNSET
+    near: Near | None | Unset = UNSET
     template: None | str | Unset = UNSET
     create_timeout_seconds: int | Unset = 1200
     ready_timeout_seconds: int | Unset = 900
@@ -92,9 +98,11 @@ class PrepareBody:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.activity_timeouts import ActivityTimeouts # noqa: PLC0415
+        from ..models.near import Near # noqa: PLC0415
         from ..models.node_affinity import NodeAffinity # noqa: PLC0415
         from ..models.prepare_body_node_selector import PrepareBodyNodeSelector # noqa: PLC0415
         from ..models.toleration import Toleration # noqa: PLC0415
+        from ..models.topology_spread_constraint import TopologySpreadConstraint # noqa: PLC0415
         request_id = self.request_id
 
         cluster = self.cluster
@@ -143,6 +151,23 @@ class PrepareBody:
             anti_affinity_group = self.anti_affinity_group
 
         anti_affinity_scope = self.anti_affinity_scope
+
+        topology_spread: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.topology_spread, Unset):
+            topology_spread = []
+            for topology_spread_item_data in self.topology_spread:
+                topology_spread_item = topology_spread_item_data.to_dict()
+                topology_spread.append(topology_spread_item)
+
+
+
+        near: dict[str, Any] | None | Unset
+        if isinstance(self.near, Unset):
+            near = UNSET
+        elif isinstance(self.near, Near):
+            near = self.near.to_dict()
+        else:
+            near = self.near
 
         template: None | str | Unset
         if isinstance(self.template, Unset):
@@ -209,6 +234,10 @@ class PrepareBody:
             field_dict["anti_affinity_group"] = anti_affinity_group
         if anti_affinity_scope is not UNSET:
             field_dict["anti_affinity_scope"] = anti_affinity_scope
+        if topology_spread is not UNSET:
+            field_dict["topology_spread"] = topology_spread
+        if near is not UNSET:
+            field_dict["near"] = near
         if template is not UNSET:
             field_dict["template"] = template
         if create_timeout_seconds is not UNSET:
@@ -241,9 +270,11 @@ class PrepareBody:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.activity_timeouts import ActivityTimeouts # noqa: PLC0415
+        from ..models.near import Near # noqa: PLC0415
         from ..models.node_affinity import NodeAffinity # noqa: PLC0415
         from ..models.prepare_body_node_selector import PrepareBodyNodeSelector # noqa: PLC0415
         from ..models.toleration import Toleration # noqa: PLC0415
+        from ..models.topology_spread_constraint import TopologySpreadConstraint # noqa: PLC0415
         d = dict(src_dict)
         request_id = d.pop("request_id")
 
@@ -323,6 +354,38 @@ class PrepareBody:
 
         anti_affinity_scope = d.pop("anti_affinity_scope", UNSET)
 
+        _topology_spread = d.pop("topology_spread", UNSET)
+        topology_spread: list[TopologySpreadConstraint] | Unset = UNSET
+        if _topology_spread is not UNSET:
+            topology_spread = []
+            for topology_spread_item_data in _topology_spread:
+                topology_spread_item = TopologySpreadConstraint.from_dict(topology_spread_item_data)
+
+
+
+                topology_spread.append(topology_spread_item)
+
+
+        def _parse_near(data: object) -> Near | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                near_type_0 = Near.from_dict(data)
+
+
+
+                return near_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Near | None | Unset, data)
+
+        near = _parse_near(d.pop("near", UNSET))
+
+
         def _parse_template(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -393,6 +456,8 @@ class PrepareBody:
             node_affinity=node_affinity,
             anti_affinity_group=anti_affinity_group,
             anti_affinity_scope=anti_affinity_scope,
+            topology_spread=topology_spread,
+            near=near,
             template=template,
             create_timeout_seconds=create_timeout_seconds,
             ready_timeout_seconds=ready_timeout_seconds,

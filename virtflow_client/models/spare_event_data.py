@@ -12,6 +12,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.topology_info import TopologyInfo
   from ..models.vm_info import VmInfo
 
 
@@ -33,6 +34,7 @@ class SpareEventData:
             host (None | str | Unset):
             vm (None | Unset | VmInfo):
             reason (None | str | Unset):
+            topology (None | TopologyInfo | Unset): On spare.reserved, when the request named a topology.
      """
 
     spare_id: str
@@ -41,12 +43,14 @@ class SpareEventData:
     host: None | str | Unset = UNSET
     vm: None | Unset | VmInfo = UNSET
     reason: None | str | Unset = UNSET
+    topology: None | TopologyInfo | Unset = UNSET
 
 
 
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.topology_info import TopologyInfo # noqa: PLC0415
         from ..models.vm_info import VmInfo # noqa: PLC0415
         spare_id = self.spare_id
 
@@ -78,6 +82,14 @@ class SpareEventData:
         else:
             reason = self.reason
 
+        topology: dict[str, Any] | None | Unset
+        if isinstance(self.topology, Unset):
+            topology = UNSET
+        elif isinstance(self.topology, TopologyInfo):
+            topology = self.topology.to_dict()
+        else:
+            topology = self.topology
+
 
         field_dict: dict[str, Any] = {}
 
@@ -93,6 +105,8 @@ class SpareEventData:
             field_dict["vm"] = vm
         if reason is not UNSET:
             field_dict["reason"] = reason
+        if topology is not UNSET:
+            field_dict["topology"] = topology
 
         return field_dict
 
@@ -100,6 +114,7 @@ class SpareEventData:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.topology_info import TopologyInfo # noqa: PLC0415
         from ..models.vm_info import VmInfo # noqa: PLC0415
         d = dict(src_dict)
         spare_id = d.pop("spare_id")
@@ -156,6 +171,26 @@ class SpareEventData:
         reason = _parse_reason(d.pop("reason", UNSET))
 
 
+        def _parse_topology(data: object) -> None | TopologyInfo | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                topology_type_0 = TopologyInfo.from_dict(data)
+
+
+
+                return topology_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | TopologyInfo | Unset, data)
+
+        topology = _parse_topology(d.pop("topology", UNSET))
+
+
         spare_event_data = cls(
             spare_id=spare_id,
             cluster=cluster,
@@ -163,6 +198,7 @@ class SpareEventData:
             host=host,
             vm=vm,
             reason=reason,
+            topology=topology,
         )
 
         return spare_event_data

@@ -13,6 +13,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.placed_topology import PlacedTopology
   from ..models.step_record import StepRecord
   from ..models.vm_facts import VmFacts
 
@@ -35,6 +36,7 @@ class SpareStatus:
             phase (Phase | Unset):
             host (None | str | Unset):
             vmid (int | None | Unset):
+            topology (None | PlacedTopology | Unset):
             vm (None | Unset | VmFacts):
             waiting_for (list[str] | Unset):
             error (None | str | Unset):
@@ -49,6 +51,7 @@ class SpareStatus:
     phase: Phase | Unset = UNSET
     host: None | str | Unset = UNSET
     vmid: int | None | Unset = UNSET
+    topology: None | PlacedTopology | Unset = UNSET
     vm: None | Unset | VmFacts = UNSET
     waiting_for: list[str] | Unset = UNSET
     error: None | str | Unset = UNSET
@@ -62,6 +65,7 @@ class SpareStatus:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.placed_topology import PlacedTopology # noqa: PLC0415
         from ..models.step_record import StepRecord # noqa: PLC0415
         from ..models.vm_facts import VmFacts # noqa: PLC0415
         spare_id = self.spare_id
@@ -90,6 +94,14 @@ class SpareStatus:
             vmid = UNSET
         else:
             vmid = self.vmid
+
+        topology: dict[str, Any] | None | Unset
+        if isinstance(self.topology, Unset):
+            topology = UNSET
+        elif isinstance(self.topology, PlacedTopology):
+            topology = self.topology.to_dict()
+        else:
+            topology = self.topology
 
         vm: dict[str, Any] | None | Unset
         if isinstance(self.vm, Unset):
@@ -147,6 +159,8 @@ class SpareStatus:
             field_dict["host"] = host
         if vmid is not UNSET:
             field_dict["vmid"] = vmid
+        if topology is not UNSET:
+            field_dict["topology"] = topology
         if vm is not UNSET:
             field_dict["vm"] = vm
         if waiting_for is not UNSET:
@@ -166,6 +180,7 @@ class SpareStatus:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.placed_topology import PlacedTopology # noqa: PLC0415
         from ..models.step_record import StepRecord # noqa: PLC0415
         from ..models.vm_facts import VmFacts # noqa: PLC0415
         d = dict(src_dict)
@@ -211,6 +226,26 @@ class SpareStatus:
             return cast(int | None | Unset, data)
 
         vmid = _parse_vmid(d.pop("vmid", UNSET))
+
+
+        def _parse_topology(data: object) -> None | PlacedTopology | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                topology_type_0 = PlacedTopology.from_dict(data)
+
+
+
+                return topology_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | PlacedTopology | Unset, data)
+
+        topology = _parse_topology(d.pop("topology", UNSET))
 
 
         def _parse_vm(data: object) -> None | Unset | VmFacts:
@@ -271,6 +306,7 @@ class SpareStatus:
             phase=phase,
             host=host,
             vmid=vmid,
+            topology=topology,
             vm=vm,
             waiting_for=waiting_for,
             error=error,

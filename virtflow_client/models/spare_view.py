@@ -13,6 +13,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.placed_topology import PlacedTopology
   from ..models.step_record import StepRecord
   from ..models.vm_facts import VmFacts
 
@@ -37,6 +38,7 @@ class SpareView:
             phase (Phase | Unset):
             host (None | str | Unset):
             vmid (int | None | Unset):
+            topology (None | PlacedTopology | Unset):
             vm (None | Unset | VmFacts):
             waiting_for (list[str] | Unset):
             error (None | str | Unset):
@@ -53,6 +55,7 @@ class SpareView:
     phase: Phase | Unset = UNSET
     host: None | str | Unset = UNSET
     vmid: int | None | Unset = UNSET
+    topology: None | PlacedTopology | Unset = UNSET
     vm: None | Unset | VmFacts = UNSET
     waiting_for: list[str] | Unset = UNSET
     error: None | str | Unset = UNSET
@@ -66,6 +69,7 @@ class SpareView:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.placed_topology import PlacedTopology # noqa: PLC0415
         from ..models.step_record import StepRecord # noqa: PLC0415
         from ..models.vm_facts import VmFacts # noqa: PLC0415
         spare_id = self.spare_id
@@ -98,6 +102,14 @@ class SpareView:
             vmid = UNSET
         else:
             vmid = self.vmid
+
+        topology: dict[str, Any] | None | Unset
+        if isinstance(self.topology, Unset):
+            topology = UNSET
+        elif isinstance(self.topology, PlacedTopology):
+            topology = self.topology.to_dict()
+        else:
+            topology = self.topology
 
         vm: dict[str, Any] | None | Unset
         if isinstance(self.vm, Unset):
@@ -157,6 +169,8 @@ class SpareView:
             field_dict["host"] = host
         if vmid is not UNSET:
             field_dict["vmid"] = vmid
+        if topology is not UNSET:
+            field_dict["topology"] = topology
         if vm is not UNSET:
             field_dict["vm"] = vm
         if waiting_for is not UNSET:
@@ -176,6 +190,7 @@ class SpareView:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.placed_topology import PlacedTopology # noqa: PLC0415
         from ..models.step_record import StepRecord # noqa: PLC0415
         from ..models.vm_facts import VmFacts # noqa: PLC0415
         d = dict(src_dict)
@@ -225,6 +240,26 @@ class SpareView:
             return cast(int | None | Unset, data)
 
         vmid = _parse_vmid(d.pop("vmid", UNSET))
+
+
+        def _parse_topology(data: object) -> None | PlacedTopology | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                topology_type_0 = PlacedTopology.from_dict(data)
+
+
+
+                return topology_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | PlacedTopology | Unset, data)
+
+        topology = _parse_topology(d.pop("topology", UNSET))
 
 
         def _parse_vm(data: object) -> None | Unset | VmFacts:
@@ -287,6 +322,7 @@ class SpareView:
             phase=phase,
             host=host,
             vmid=vmid,
+            topology=topology,
             vm=vm,
             waiting_for=waiting_for,
             error=error,

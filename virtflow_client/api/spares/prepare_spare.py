@@ -125,7 +125,10 @@ def sync_detailed(
     one spare, ever: the same body again answers with the same spare, running or ended (id conflict
     policy USE_EXISTING, id reuse policy REJECT_DUPLICATE: an ended spare is never started again; ask
     with a new request_id); a different body reusing the request_id answers 409 `request_conflict`. With
-    `count` > 1 the spares have ids `spare-<cluster>-<request_id>-<i>` and are spread by anti-affinity.
+    `count` > 1 the spares have ids `spare-<cluster>-<request_id>-<i>` and form one group
+    (`anti_affinity_group`, default the request_id): anti-affinity and every `topology_spread`
+    constraint count them, each member placed with the members before it counted. `near` names the VM or
+    the Node being replaced; one the inventory does not have is 422 `near_unknown`.
 
     Args:
         body (PrepareBody): The request of `POST /spare/prepare`: a spare request, `count` times.
@@ -162,7 +165,10 @@ def sync(
     one spare, ever: the same body again answers with the same spare, running or ended (id conflict
     policy USE_EXISTING, id reuse policy REJECT_DUPLICATE: an ended spare is never started again; ask
     with a new request_id); a different body reusing the request_id answers 409 `request_conflict`. With
-    `count` > 1 the spares have ids `spare-<cluster>-<request_id>-<i>` and are spread by anti-affinity.
+    `count` > 1 the spares have ids `spare-<cluster>-<request_id>-<i>` and form one group
+    (`anti_affinity_group`, default the request_id): anti-affinity and every `topology_spread`
+    constraint count them, each member placed with the members before it counted. `near` names the VM or
+    the Node being replaced; one the inventory does not have is 422 `near_unknown`.
 
     Args:
         body (PrepareBody): The request of `POST /spare/prepare`: a spare request, `count` times.
@@ -194,7 +200,10 @@ async def asyncio_detailed(
     one spare, ever: the same body again answers with the same spare, running or ended (id conflict
     policy USE_EXISTING, id reuse policy REJECT_DUPLICATE: an ended spare is never started again; ask
     with a new request_id); a different body reusing the request_id answers 409 `request_conflict`. With
-    `count` > 1 the spares have ids `spare-<cluster>-<request_id>-<i>` and are spread by anti-affinity.
+    `count` > 1 the spares have ids `spare-<cluster>-<request_id>-<i>` and form one group
+    (`anti_affinity_group`, default the request_id): anti-affinity and every `topology_spread`
+    constraint count them, each member placed with the members before it counted. `near` names the VM or
+    the Node being replaced; one the inventory does not have is 422 `near_unknown`.
 
     Args:
         body (PrepareBody): The request of `POST /spare/prepare`: a spare request, `count` times.
@@ -231,7 +240,10 @@ async def asyncio(
     one spare, ever: the same body again answers with the same spare, running or ended (id conflict
     policy USE_EXISTING, id reuse policy REJECT_DUPLICATE: an ended spare is never started again; ask
     with a new request_id); a different body reusing the request_id answers 409 `request_conflict`. With
-    `count` > 1 the spares have ids `spare-<cluster>-<request_id>-<i>` and are spread by anti-affinity.
+    `count` > 1 the spares have ids `spare-<cluster>-<request_id>-<i>` and form one group
+    (`anti_affinity_group`, default the request_id): anti-affinity and every `topology_spread`
+    constraint count them, each member placed with the members before it counted. `near` names the VM or
+    the Node being replaced; one the inventory does not have is 422 `near_unknown`.
 
     Args:
         body (PrepareBody): The request of `POST /spare/prepare`: a spare request, `count` times.
