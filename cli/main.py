@@ -326,10 +326,15 @@ def api() -> None:
     import uvicorn
 
     from api.app import create_app
+    from runtime.telemetry import flush_traces
 
     config = settings()
     configure_logging(config)
-    uvicorn.run(create_app(config), host=config.api_host, port=config.api_port, log_config=None)
+    try:
+        uvicorn.run(create_app(config), host=config.api_host, port=config.api_port, log_config=None)
+    finally:
+        # uvicorn returns after SIGTERM: the spans of the last requests still go out.
+        flush_traces(config)
 
 
 @app.command()

@@ -172,10 +172,12 @@ class Settings(BaseSettings):
     metrics_host: str = "0.0.0.0"
     """Address the metrics endpoint listens on."""
     otel_endpoint: str | None = None
-    """OTLP/HTTP endpoint for traces (for example `http://otel-collector:4318`); tracing is
-    off when unset."""
-    otel_service_name: str = "virtflow"
-    """`service.name` of the exported spans."""
+    """OTLP/HTTP endpoint for traces (for example `http://otel-collector:4318`), over the
+    standard `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`; tracing is off when neither is set. The
+    other `OTEL_*` variables (headers, sampler, resource attributes) apply as usual."""
+    otel_service_name: str | None = None
+    """`service.name` of the exported spans, over `OTEL_SERVICE_NAME`; `virtflow` when
+    neither is set."""
     log_format: Literal["console", "json"] = "console"
     """Log lines for people (`console`) or one JSON object per line (`json`)."""
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
