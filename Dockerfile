@@ -23,6 +23,7 @@ COPY api api
 COPY cli cli
 COPY lab lab
 COPY playbooks playbooks
+COPY virtflow_client virtflow_client
 COPY deploy/image deploy/image
 RUN python -m venv /opt/virtflow \
     && /opt/virtflow/bin/pip install --constraint deploy/image/constraints.txt ".[libvirt,proxmox]" \

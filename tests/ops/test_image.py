@@ -34,6 +34,14 @@ def test_tini_is_pid_one_and_the_user_is_not_root() -> None:
     assert _instructions("USER")[-1] == "USER 10001:10001"
 
 
+def test_every_package_the_wheel_holds_is_copied_into_the_build() -> None:
+    pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    packages = pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
+    copied = {line.split()[1] for line in _instructions("COPY")}
+    for pattern in packages:
+        assert pattern.rstrip("*") in copied, f"{pattern} is not copied into the image"
+
+
 def test_the_provider_extras_are_installed_at_pins_the_bounds_allow() -> None:
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
     wanted = [
