@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# `make dev` and `make demo` need only the lab extra; everything else installs the dev extra.
+LAB_STAMP := $(VENV)/.installed-lab
+LOWEST := .venv-lowest
 
-.PHONY: install dev demo test lint unit bench clean collections test-libvirt chromium kubectl openapi libvirt guest-image
+.PHONY: install dev demo test lint lowest unit bench clean collections test-libvirt chromium kubectl openapi libvirt guest-image client
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -12,16 +15,26 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
+$(LAB_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[lab]"
+	touch $(LAB_STAMP)
+
 install: $(STAMP)
 
-dev: $(STAMP)  ## run the whole stack on the embedded lab, in the foreground
+dev: $(LAB_STAMP)  ## run the whole stack on the embedded lab, in the foreground
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/virtflow dev
 
-demo: $(STAMP)  ## provision and release one spare end to end, then exit
+demo: $(LAB_STAMP)  ## provision and release one spare end to end, then exit
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/virtflow demo
 
 openapi: $(STAMP)  ## regenerate the checked-in openapi.json (a test keeps it current)
 	$(BIN)/python -m api.openapi
+
+client: openapi  ## regenerate the typed client virtflow_client/ from openapi.json
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/openapi-python-client generate --path openapi.json \
+		--meta none --config openapi-client.yaml --output-path virtflow_client --overwrite
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -31,6 +44,14 @@ lint: $(STAMP)
 test: lint chromium kubectl libvirt guest-image
 	PATH="$(CURDIR)/$(BIN):$$PATH" ANSIBLE_COLLECTIONS_PATH="$(CURDIR)/.virtflow/collections" \
 		$(BIN)/pytest
+
+# The lowest versions the dependency bounds allow, in a venv of their own, and the tests of the
+# pure parts and the HTTP API on them: a lower bound that is not true fails here.
+LOWEST_TESTS := tests/placement tests/webhooks tests/runtime tests/activities/test_kube_config.py
+lowest: $(STAMP)
+	test -x $(LOWEST)/bin/python || $(PYTHON) -m venv $(LOWEST)
+	$(BIN)/uv pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct -e ".[test]"
+	$(LOWEST)/bin/pytest -q -p no:cacheprovider $(LOWEST_TESTS)
 
 chromium:  ## Debian's chromium for the Temporal UI test (installed when missing and root)
 	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || \
@@ -77,4 +98,4 @@ test-libvirt: libvirt guest-image  ## only the real-VM tests
 		$(BIN)/pytest -m libvirt tests/libvirt
 
 clean:
-	rm -rf .virtflow build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .virtflow $(LOWEST) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+from opentelemetry import propagate
 
 CONNECTIONS_PER_HOST = 100
 
@@ -106,6 +107,10 @@ class HttpClient:
                 trust_env=True,
             )
         timeout = aiohttp.ClientTimeout(total=timeout_seconds or self.timeout_seconds)
+        # W3C traceparent (and baggage) of the current span, when tracing is on: a receiver's
+        # or hypervisor's own traces join the spare's.
+        headers = dict(headers or {})
+        propagate.inject(headers)
         try:
             async with self._session.request(
                 method,

@@ -12,17 +12,35 @@ from datetime import timedelta
 from temporalio.common import MetricMeter
 
 SPARE_PHASE = "virtflow_spare_phase_entered"
-TIME_TO_READY = "virtflow_spare_time_to_ready"
-PLACEMENT_LATENCY = "virtflow_placement_latency"
+TIME_TO_READY = "virtflow_spare_time_to_ready_seconds"
+PLACEMENT_LATENCY = "virtflow_placement_duration_seconds"
 WEBHOOK_DELIVERIES = "virtflow_webhook_deliveries"
 LEDGER_RESERVATIONS = "virtflow_ledger_reservations"
 
-ALL = (SPARE_PHASE, TIME_TO_READY, PLACEMENT_LATENCY, WEBHOOK_DELIVERIES, LEDGER_RESERVATIONS)
+# Spares per phase now, counted in Temporal visibility (worker/spare_census.py): right however
+# many workers run or restart, unlike counters kept by each worker.
+SPARES = "virtflow_spares"
+
+ALL = (
+    SPARE_PHASE,
+    TIME_TO_READY,
+    PLACEMENT_LATENCY,
+    WEBHOOK_DELIVERIES,
+    LEDGER_RESERVATIONS,
+    SPARES,
+)
+
+# Histogram buckets (seconds) that fit each phase: a spare takes minutes to an hour to become
+# Ready (bare metal, TCG boots), a placement milliseconds to seconds (large inventories).
+BUCKETS: dict[str, list[float]] = {
+    TIME_TO_READY: [15, 30, 60, 120, 180, 300, 450, 600, 900, 1200, 1800, 2700, 3600],
+    PLACEMENT_LATENCY: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+}
 
 
 def spare_entered_phase(meter: MetricMeter, phase: str, left: str | None) -> None:
-    """Counts entries into each phase and exits from the previous one; entered minus left,
-    summed over workers, is the number of spares in each phase now."""
+    """Counts entries into each phase and exits from the previous one (rates of transitions;
+    the number in each phase now is `SPARES`)."""
     counter = meter.create_counter(SPARE_PHASE, "Spares that entered (or left) a phase")
     counter.add(1, {"phase": phase, "transition": "entered"})
     if left is not None:
@@ -31,14 +49,14 @@ def spare_entered_phase(meter: MetricMeter, phase: str, left: str | None) -> Non
 
 def spare_ready(meter: MetricMeter, elapsed: timedelta) -> None:
     meter.create_histogram_timedelta(
-        TIME_TO_READY, "From the request to a Ready node", unit="ms"
+        TIME_TO_READY, "From the request to a Ready node", unit="s"
     ).record(elapsed)
 
 
 def placement_done(meter: MetricMeter, elapsed: timedelta, outcome: str) -> None:
     """outcome: placed, no_capacity or never_fits."""
     meter.create_histogram_timedelta(
-        PLACEMENT_LATENCY, "Inventory snapshot plus placement decision", unit="ms"
+        PLACEMENT_LATENCY, "Inventory snapshot plus placement decision", unit="s"
     ).record(elapsed, {"outcome": outcome})
 
 
@@ -46,6 +64,12 @@ def webhook_delivered(meter: MetricMeter, receiver: str, result: str) -> None:
     """result: delivered, rejected (a final 4xx) or failed (will be retried)."""
     meter.create_counter(WEBHOOK_DELIVERIES, "Webhook delivery attempts by result").add(
         1, {"receiver": receiver, "result": result}
+    )
+
+
+def spares_in_phase(meter: MetricMeter, phase: str, count: int) -> None:
+    meter.create_gauge(SPARES, "Running spares per phase, from Temporal visibility").set(
+        count, {"phase": phase}
     )
 
 

@@ -16,9 +16,11 @@ from temporalio.exceptions import ApplicationError
 
 from contracts.ledger import Reservation
 from placement.engine import place
-from placement.fit import largest_fit_possible
+from placement.fit import empty_inventory_decision
 from placement.models import PlacementInput, Policy, VmRequest
+from placement.names import NEAR_UNKNOWN, NOT_NEAR
 from placement.reservations import apply_reservations
+from placement.topology_record import PlacedTopology
 
 from .inventory import InventorySource
 
@@ -33,6 +35,8 @@ class PlaceVmResult(BaseModel):
     summary: str
     reason_counts: dict[str, int] = Field(default_factory=dict)
     top_scores: dict[str, dict[str, int]] = Field(default_factory=dict)
+    # The chosen host's domains and what `near` wanted; None when the request names no topology.
+    topology: PlacedTopology | None = None
 
 
 class PlaceVmsInput(BaseModel):
@@ -71,14 +75,24 @@ def _as_json(value: BaseModel | Mapping[str, Any]) -> Any:
 
 
 def decide(snapshot: PlacementInput) -> PlaceVmResult:
-    """The ledger's answer for a snapshot that already counts the pending reservations."""
-    if not largest_fit_possible(snapshot):
+    """The ledger's answer for a snapshot that already counts the pending reservations
+    (reserved VMs count as existing ones: `near` may name a spare the inventory does not show
+    yet, and a group's spread counts its reserved members)."""
+    probe = empty_inventory_decision(snapshot)
+    if probe.error == NEAR_UNKNOWN:
+        # Not a matter of room: no host is near something unknown, now or later.
         return PlaceVmResult(
             host=None,
-            error="never_fits",
+            error=NEAR_UNKNOWN,
             never_fits=True,
-            summary="the request is larger than any host of the inventory could hold",
+            summary=probe.summary,
+            topology=probe.topology,
         )
+    if probe.host is None:
+        summary = "the request is larger than any host of the inventory could hold"
+        if NOT_NEAR in probe.reason_counts:
+            summary = f"no host in the domain `near` wants could ever hold it ({probe.summary})"
+        return PlaceVmResult(host=None, error="never_fits", never_fits=True, summary=summary)
     decision = place(snapshot)
     return PlaceVmResult(
         host=decision.host,
@@ -87,6 +101,7 @@ def decide(snapshot: PlacementInput) -> PlaceVmResult:
         summary=decision.summary,
         reason_counts=decision.reason_counts,
         top_scores=decision.top_scores(TOP_CANDIDATES),
+        topology=decision.topology,
     )
 
 
@@ -125,7 +140,9 @@ class PlacementActivities:
             )
             if decision.host is not None:
                 placed.append(
-                    Reservation.of(request, decision.host, decision.vmid, spare_id=request.name)
+                    Reservation.of(
+                        request, decision.host, decision.vmid, request.name, decision.topology
+                    )
                 )
             # The ledger reads the host, vmid and summary; the per-host scores of hundreds of
             # decisions would only swell its history (the explain endpoint has them).

@@ -23,8 +23,10 @@ class Code(StrEnum):
     INVALID_REQUEST = "invalid_request"
     UNKNOWN_INVENTORY = "unknown_inventory"
     UNKNOWN_RECEIVER = "unknown_receiver"
+    UNKNOWN_TEMPLATE = "unknown_template"
     UNKNOWN_POOL = "unknown_pool"
     NO_MATCHING_HOST = "no_matching_host"
+    NEAR_UNKNOWN = "near_unknown"
     INVALID_PAGE_TOKEN = "invalid_page_token"
     # 404 and 409: the spare or task as it stands
     SPARE_NOT_FOUND = "spare_not_found"

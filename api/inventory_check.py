@@ -12,7 +12,9 @@ from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 
 from activities.inventory import read_inventory
-from placement.models import Host
+from placement.models import ExistingVm, Host, Near
+from placement.table import HostTable
+from placement.topology import near_domain
 from runtime.settings import Settings
 
 from .errors import Code, InvalidInput, InventoryUnavailable
@@ -22,10 +24,19 @@ MAX_LISTED = 10
 
 async def inventory_hosts(settings: Settings, inventory: str) -> list[Host]:
     """The hosts of a configured inventory, read now."""
+    hosts, _ = await inventory_snapshot(settings, inventory)
+    return hosts
+
+
+async def inventory_snapshot(
+    settings: Settings, inventory: str
+) -> tuple[list[Host], list[ExistingVm]]:
+    """The hosts and the VMs of a configured inventory, read now."""
     spec = settings.inventories[inventory]
     try:
         document = await read_inventory(spec)
-        return [Host.model_validate(h) for h in document["hosts"]]
+        vms = [ExistingVm.model_validate(v) for v in document.get("existing_vms") or []]
+        return [Host.model_validate(h) for h in document["hosts"]], vms
     except ApplicationError as err:
         # The source's own retry decision tells a broken document from an outage.
         if err.non_retryable:
@@ -76,4 +87,18 @@ def check_hosts_exist(
             "node_selector",
             f"no host {where} has all of the labels {wanted}",
             Code.NO_MATCHING_HOST,
+        )
+
+
+def check_near_known(hosts: list[Host], vms: list[ExistingVm], inventory: str, near: Near) -> None:
+    """422 `near_unknown` when the VM or Node `near` names, or its host's domain, is unknown:
+    placement would have no domain to aim at (it never falls back to ignoring `near`)."""
+    wanted = near_domain(near, vms, HostTable.build(hosts))
+    if wanted.domain is None:
+        field = "near.vm" if near.vm is not None else "near.node"
+        raise InvalidInput(
+            field,
+            f"{wanted.problem} (inventory '{inventory}')",
+            Code.NEAR_UNKNOWN,
+            ("near", "vm" if near.vm is not None else "node"),
         )

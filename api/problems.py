@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from temporalio.service import RPCError
 
-from .errors import ApiError, Code, InvalidInput, NoCapacity
+from .errors import ApiError, Code, InvalidInput, NoCapacity, SpareNotFound
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,10 @@ PROBLEMS: dict[Code, tuple[int, str]] = {
     Code.INVALID_REQUEST: (422, "Invalid request"),
     Code.UNKNOWN_INVENTORY: (422, "Unknown inventory"),
     Code.UNKNOWN_RECEIVER: (422, "Unknown webhook receiver"),
+    Code.UNKNOWN_TEMPLATE: (422, "Unknown VM template"),
     Code.UNKNOWN_POOL: (422, "Unknown host pool"),
     Code.NO_MATCHING_HOST: (422, "No host matches the selector"),
+    Code.NEAR_UNKNOWN: (422, "The VM or Node that `near` names is not in the inventory"),
     Code.INVALID_PAGE_TOKEN: (422, "Invalid page token"),
     Code.TEMPORAL_ERROR: (502, "Temporal answered with an error"),
     Code.TEMPORAL_UNAVAILABLE: (503, "Temporal unavailable"),
@@ -144,6 +146,8 @@ def install_problem_handlers(app: FastAPI) -> None:
             return problem(
                 err.code, str(err), path, requested=err.requested, placeable=err.placeable
             )
+        if isinstance(err, SpareNotFound):
+            return problem(err.code, f"no spare '{err}'", path)
         return problem(err.code, str(err), path)
 
     @app.exception_handler(RPCError)

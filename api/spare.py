@@ -77,7 +77,10 @@ class CancelAccepted(BaseModel):
         "running or ended (id conflict policy USE_EXISTING, id reuse policy REJECT_DUPLICATE: "
         "an ended spare is never started again; ask with a new request_id); a different body "
         "reusing the request_id answers 409 `request_conflict`. With `count` > 1 the spares "
-        "have ids `spare-<cluster>-<request_id>-<i>` and are spread by anti-affinity."
+        "have ids `spare-<cluster>-<request_id>-<i>` and form one group (`anti_affinity_group`, "
+        "default the request_id): anti-affinity and every `topology_spread` constraint count "
+        "them, each member placed with the members before it counted. `near` names the VM or "
+        "the Node being replaced; one the inventory does not have is 422 `near_unknown`."
     ),
     responses={
         **_accepted("Started (or found): `Location` is the (first) spare"),
@@ -88,8 +91,10 @@ class CancelAccepted(BaseModel):
             Code.NO_CAPACITY,
             Code.UNKNOWN_INVENTORY,
             Code.UNKNOWN_RECEIVER,
+            Code.UNKNOWN_TEMPLATE,
             Code.UNKNOWN_POOL,
             Code.NO_MATCHING_HOST,
+            Code.NEAR_UNKNOWN,
             Code.INVENTORY_UNAVAILABLE,
             Code.BODY_TOO_LARGE,
         ),

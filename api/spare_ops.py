@@ -7,14 +7,17 @@ API to status codes, the CLI to exit codes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 from temporalio.client import (
     Client,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
@@ -27,10 +30,11 @@ from temporalio.common import (
     WorkflowIDConflictPolicy,
     WorkflowIDReusePolicy,
 )
-from temporalio.exceptions import FailureError, WorkflowAlreadyStartedError
+from temporalio.exceptions import ApplicationError, FailureError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.ledger import free_group, reserve_group
+from activities.spare_ids import SPARE_ID_USED
 from contracts.common import CLUSTER
 from contracts.ledger import GroupMember, ReserveGroupInput
 from contracts.spare import (
@@ -53,7 +57,7 @@ from .errors import (
     SpareNotFound,
     TemporalUnavailable,
 )
-from .inventory_check import check_hosts_exist, inventory_hosts
+from .inventory_check import check_hosts_exist, check_near_known, inventory_snapshot
 from .temporal_client import is_unavailable
 
 MEMO_REQUEST_HASH = "virtflow.request_sha256"
@@ -80,8 +84,8 @@ class PrepareBody(SpareRequest):
         default=1,
         ge=1,
         le=MAX_COUNT,
-        description="How many spares; more than one are spread by anti-affinity "
-        "(`anti_affinity_group` defaults to the request_id, scope host)",
+        description="How many spares; more than one form a group (`anti_affinity_group`, "
+        "default the request_id, scope host) that anti-affinity and `topology_spread` count",
     )
     partial: bool = Field(
         default=False,
@@ -89,6 +93,30 @@ class PrepareBody(SpareRequest):
         "none (409 `no_capacity` saying how many could be placed); true starts all N and each "
         "takes a host if one is free, so some may fail with no_capacity",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _members_form_a_group(cls, data: Any) -> Any:
+        # Said here rather than left to members(): a spread constraint without a group of its
+        # own counts this one, so it must exist when the constraints are checked.
+        if isinstance(data, dict):
+            count, request_id = data.get("count"), data.get("request_id")
+            if isinstance(count, int) and count > 1 and data.get("anti_affinity_group") is None:
+                data = {**data, "anti_affinity_group": request_id}
+        return data
+
+    @field_validator("count")
+    @classmethod
+    def _constraints_count_the_members(cls, count: int, info: ValidationInfo) -> int:
+        group = info.data.get("anti_affinity_group")
+        for i, constraint in enumerate(info.data.get("topology_spread") or []):
+            if count > 1 and constraint.group not in (None, group):
+                raise ValueError(
+                    f"the {count} spares form group '{group}', but topology_spread.{i} counts "
+                    f"group '{constraint.group}' and would not spread them: name no group, or "
+                    f"set anti_affinity_group to '{constraint.group}'"
+                )
+        return count
 
     def members(self) -> list[SpareRequest]:
         """One request per spare; ids `<request_id>-<i>` when there is more than one."""
@@ -115,7 +143,7 @@ def request_hash(request: SpareRequest) -> str:
 
 
 def check_names(settings: Settings, request: SpareRequest) -> None:
-    """Reject unknown inventory or receiver names before any workflow exists."""
+    """Reject unknown inventory, receiver or template names before any workflow exists."""
     if request.inventory not in settings.inventories:
         known = ", ".join(sorted(settings.inventories)) or "none"
         raise InvalidInput(
@@ -131,6 +159,13 @@ def check_names(settings: Settings, request: SpareRequest) -> None:
                 f"unknown receiver '{name}' (configured: {known})",
                 Code.UNKNOWN_RECEIVER,
             )
+    if request.template is not None and request.template not in settings.vm_templates:
+        known = ", ".join(sorted(settings.vm_templates)) or "none"
+        raise InvalidInput(
+            "template",
+            f"unknown VM template '{request.template}' (configured: {known})",
+            Code.UNKNOWN_TEMPLATE,
+        )
 
 
 @contextmanager
@@ -150,8 +185,10 @@ async def check_request(settings: Settings, request: SpareRequest) -> None:
     """Everything that can be refused before a workflow starts: names, then the live inventory
     (a pool or node selector no host has)."""
     check_names(settings, request)
-    hosts = await inventory_hosts(settings, request.inventory)
+    hosts, vms = await inventory_snapshot(settings, request.inventory)
     check_hosts_exist(hosts, request.inventory, request.pool, request.node_selector)
+    if request.near is not None:
+        check_near_known(hosts, vms, request.inventory, request.near)
 
 
 async def start_spare(client: Client, settings: Settings, request: SpareRequest) -> PrepareAccepted:
@@ -224,7 +261,7 @@ async def _already_started(client: Client, first: SpareRequest, digest: str) -> 
     """Whether this request's spares exist; 409 if their request_id was another request's."""
     with temporal_errors(first.spare_id):
         try:
-            description = await client.get_workflow_handle(first.spare_id).describe()
+            _, description = await _describe_owner(client, first.spare_id)
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
                 return False
@@ -246,10 +283,10 @@ async def _start_one(
     client: Client, settings: Settings, request: SpareRequest, digest: str, of: str = ""
 ) -> PrepareAccepted:
     workflow_id = request.spare_id
-    handle: WorkflowHandle[object, object]
     with temporal_errors(workflow_id):
-        try:
-            handle = await client.start_workflow(
+        # An existing spare (running or ended) is found below, never started again.
+        with contextlib.suppress(WorkflowAlreadyStartedError):
+            await client.start_workflow(
                 PREPARE_SPARE,
                 request,
                 id=workflow_id,
@@ -262,9 +299,7 @@ async def _start_one(
                 search_attributes=start_search_attributes(request),
                 static_summary=request.summary() + of,
             )
-        except WorkflowAlreadyStartedError:
-            handle = client.get_workflow_handle(workflow_id)
-        description = await handle.describe()
+        _, description = await _describe_owner(client, workflow_id)
         existing = await description.memo_value(MEMO_REQUEST_HASH, default=None)
     if existing != digest:
         raise _conflict(request)
@@ -276,15 +311,41 @@ async def _start_one(
     )
 
 
+async def _describe_owner(
+    client: Client, spare_id: str
+) -> tuple[WorkflowHandle[object, object], WorkflowExecutionDescription]:
+    """The run that is the spare: the latest run of its id, unless that one is a refused reuse
+    of the id, then the run it names."""
+    handle = client.get_workflow_handle(spare_id)
+    description = await handle.describe()
+    if description.status == WorkflowExecutionStatus.FAILED:
+        owner = await _run_owning_the_id(handle, spare_id)
+        if owner is not None:
+            handle = client.get_workflow_handle(spare_id, run_id=owner)
+            description = await handle.describe()
+    return handle, description
+
+
 async def _describe_spare(
     client: Client, spare_id: str
 ) -> tuple[WorkflowHandle[object, object], WorkflowExecutionStatus]:
-    handle = client.get_workflow_handle(spare_id)
     with temporal_errors(spare_id):
-        description = await handle.describe()
+        handle, description = await _describe_owner(client, spare_id)
     if description.workflow_type != PREPARE_SPARE:
         raise SpareNotFound(spare_id)
     return handle, description.status or WorkflowExecutionStatus.RUNNING
+
+
+async def _run_owning_the_id(handle: WorkflowHandle[object, object], spare_id: str) -> str | None:
+    """The spare's own run when the latest run is a refused reuse of its id (a Temporal CLI
+    start after the spare ended): that run failed at once, naming the run that owns the id."""
+    try:
+        await handle.result(follow_runs=False)
+    except WorkflowFailureError as err:
+        cause = err.cause
+        if isinstance(cause, ApplicationError) and cause.type == SPARE_ID_USED:
+            return str(cause.details[0]) if cause.details else None
+    return None
 
 
 async def _query_status(handle: WorkflowHandle[object, object], spare_id: str) -> SpareStatus:
@@ -398,5 +459,10 @@ async def cancel_spare(client: Client, spare_id: str) -> None:
     handle, run_status = await _describe_spare(client, spare_id)
     if run_status != WorkflowExecutionStatus.RUNNING:
         raise _ended(spare_id, run_status, "cancel")
+    if (await _query_status(handle, spare_id)).phase == Phase.RELEASED:
+        # Only its last webhooks are still going out: a cancel would cut them short.
+        raise SpareConflict(
+            f"spare {spare_id} is already released, nothing to cancel", Code.ALREADY_RELEASED
+        )
     with temporal_errors(spare_id):
         await handle.cancel()

@@ -200,7 +200,8 @@ async def plain_virsh(
 async def main(spares: int) -> None:
     os.environ.setdefault("ANSIBLE_COLLECTIONS_PATH", str(COLLECTIONS))
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-    state = Path(tempfile.mkdtemp(prefix="virtflow-real-vm-"))
+    scratch = tempfile.TemporaryDirectory(prefix="virtflow-real-vm-")
+    state = Path(scratch.name)
     images = state / "images"
     images.mkdir()
     ports = free_ports()
@@ -208,6 +209,7 @@ async def main(spares: int) -> None:
     base = Settings(temporal_address=f"127.0.0.1:{ports.temporal}", state_dir=state)
     rows: list[tuple[float, float, float, float]] = []
     async with contextlib.AsyncExitStack() as stack:
+        stack.callback(scratch.cleanup)
         server = TemporalDevServer(ports, state)
         stack.push_async_callback(server.stop)
         client = await server.start(base)

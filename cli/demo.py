@@ -1,7 +1,8 @@
 """`virtflow demo`: provision and release one spare end to end on the lab, then exit.
 
-It uses only what an upgrade controller has: the HTTP API and the webhooks it receives. It
-runs on its own state dir and free ports, so it works next to a running `virtflow dev`.
+It uses only what an upgrade controller has: the HTTP API, through the typed client generated
+from openapi.json, and the webhooks it receives. It runs on its own state dir and free ports,
+so it works next to a running `virtflow dev`.
 """
 
 from __future__ import annotations
@@ -11,12 +12,23 @@ import shutil
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from rich.console import Console
 
 from runtime.settings import Settings
+from virtflow_client import AuthenticatedClient
+from virtflow_client.api.spares import get_spare, prepare_spare, release_spare
+from virtflow_client.models import (
+    PrepareAccepted,
+    PrepareBody,
+    Problem,
+    ReleaseRequest,
+    SpareStatus,
+    SpareView,
+)
+from virtflow_client.types import Response
 
 from .dev import LAB_RECEIVER, free_ports, lab_stack, on_signals
 
@@ -27,14 +39,26 @@ KUBELET_READY_DELAY = 1.5
 TERMINAL_FAILURES = {"failed", "cancelled", "compensating"}
 
 
+T = TypeVar("T")
+
+
 class DemoFailed(Exception):
     pass
+
+
+def _expect(response: Response[Any], expected: type[T], what: str) -> T:
+    if isinstance(response.parsed, expected):
+        return response.parsed
+    if isinstance(response.parsed, Problem):
+        problem = response.parsed
+        raise DemoFailed(f"{what} answered {problem.status} {problem.code}: {problem.detail}")
+    raise DemoFailed(f"{what} answered {response.status_code}: {response.content[:300]!r}")
 
 
 class Demo:
     """The demo's steps; `stage` names what it waits for, so a timeout can say where."""
 
-    def __init__(self, api: httpx.AsyncClient, receiver: httpx.AsyncClient, console: Console):
+    def __init__(self, api: AuthenticatedClient, receiver: httpx.AsyncClient, console: Console):
         self.api = api
         self.receiver = receiver
         self.console = console
@@ -62,12 +86,8 @@ class Demo:
         self._shown_waiting = waiting
 
     async def _status(self, spare_id: str) -> dict[str, Any]:
-        response = await self.api.get(f"/v1/spares/{spare_id}")
-        if response.status_code != 200:
-            raise DemoFailed(
-                f"GET /v1/spares/{spare_id} answered {response.status_code}: {response.text}"
-            )
-        status: dict[str, Any] = response.json()
+        response = await get_spare.asyncio_detailed(spare_id, client=self.api)
+        status = _expect(response, SpareView, f"GET /v1/spares/{spare_id}").to_dict()
         self._show(status)
         return status
 
@@ -98,13 +118,13 @@ class Demo:
 
     async def run(self, request: dict[str, Any]) -> dict[str, Any]:
         self.stage = "POST /v1/spares"
-        response = await self.api.post("/v1/spares", json=request)
-        if response.status_code != 202:
-            raise DemoFailed(f"POST /v1/spares answered {response.status_code}: {response.text}")
-        accepted = response.json()
-        spare_id = accepted["spare_id"]
+        response = await prepare_spare.asyncio_detailed(
+            client=self.api, body=PrepareBody.from_dict(request)
+        )
+        accepted = _expect(response, PrepareAccepted, "POST /v1/spares")
+        spare_id = accepted.spare_id
         self.console.print(
-            f"[bold]spare {spare_id}[/] accepted; history at {accepted['ui_url']}", soft_wrap=True
+            f"[bold]spare {spare_id}[/] accepted; history at {accepted.ui_url}", soft_wrap=True
         )
 
         self.stage = "the spare to become Ready"
@@ -113,16 +133,15 @@ class Demo:
         await self._event(spare_id, "spare.ready")
 
         self.stage = "POST /v1/spares/{id}/release"
-        response = await self.api.post(
-            f"/v1/spares/{spare_id}/release", json={"reason": "demo finished"}
+        released = await release_spare.asyncio_detailed(
+            spare_id, client=self.api, body=ReleaseRequest(reason="demo finished")
         )
-        if response.status_code != 202:
-            raise DemoFailed(f"release answered {response.status_code}: {response.text}")
+        _expect(released, SpareStatus, "release")
         self.stage = "the spare to be released"
         await self._follow(spare_id, "released")
         self.stage = "the spare.released webhook"
         await self._event(spare_id, "spare.released")
-        return {"spare_id": spare_id, "ui_url": accepted["ui_url"], "ready": ready}
+        return {"spare_id": spare_id, "ui_url": accepted.ui_url, "ready": ready}
 
 
 async def run_demo(settings: Settings, console: Console) -> int:
@@ -148,7 +167,10 @@ async def run_demo(settings: Settings, console: Console) -> int:
             console.print(f"starting the lab in {state_dir} ...")
             async with (
                 lab_stack(settings, ports, state_dir, KUBELET_READY_DELAY) as running,
-                httpx.AsyncClient(base_url=running.api_url, timeout=30) as api,
+                # The lab API has authentication off: no token, no Authorization value.
+                AuthenticatedClient(
+                    base_url=running.api_url, token="", prefix="", timeout=httpx.Timeout(30)
+                ) as api,
                 httpx.AsyncClient(base_url=running.receiver_url, timeout=30) as receiver,
             ):
                 console.print(

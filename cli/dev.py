@@ -360,3 +360,29 @@ async def run_dev(settings: Settings, console: Console, ready_delay: float = 5.0
         console.print(f"[red]error:[/] {err}")
         return 1
     return 0
+
+
+async def run_lab(state_dir: Path, host: str, kube_name: str, console: Console) -> int:
+    """Only the lab (hypervisor, Kubernetes API and kubelet), on `host`, until SIGTERM: the
+    compose stack's stand-in site, next to a worker of its own."""
+    ports = LabPorts()
+    stop = asyncio.Event()
+    on_signals(stop.set)
+    lab = LabStack()
+    await lab.start(
+        state_dir=state_dir,
+        kube_port=ports.kube,
+        hypervisor_port=ports.hypervisor,
+        gitlab_port=ports.gitlab,
+        host=host,
+        kube_advertised_host=kube_name,
+    )
+    try:
+        console.print(
+            f"lab hypervisor on {host}:{ports.hypervisor}, Kubernetes API {lab.kube_url} "
+            f"(kubeconfig {lab.kubeconfig})"
+        )
+        await stop.wait()
+    finally:
+        await lab.stop()
+    return 0

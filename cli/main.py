@@ -16,9 +16,11 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
+import httpx
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.live import Live
 from rich.table import Table
 from temporalio.client import Client
 
@@ -30,12 +32,34 @@ from api.errors import (
     TemporalUnavailable,
 )
 from api.explain import ExplainBody
-from api.spare_ops import SpareView, spare_status
-from contracts.spare import Phase, ReleaseRequest, SpareRequest
+from contracts.spare import Phase, SpareRequest
 from runtime.logging_setup import configure_logging
 from runtime.settings import CONFIG_ENV, Settings, get_settings
+from virtflow_client import AuthenticatedClient
+from virtflow_client.api.spares import (
+    cancel_spare,
+    get_spare,
+    prepare_spare,
+    release_spare,
+)
+from virtflow_client.api.spares import (
+    list_spares as list_spares_op,
+)
+from virtflow_client.models import (
+    CancelAccepted,
+    PlacedTopology,
+    PrepareAccepted,
+    PrepareBody,
+    ReleaseRequest,
+    SparePage,
+    SpareStatus,
+    SpareView,
+)
+from virtflow_client.models import Phase as ApiPhase
+from virtflow_client.types import UNSET, Unset
 
 from .config import config_app
+from .spare_api import ApiProblem, answer, api_client
 
 app = typer.Typer(
     name="virtflow",
@@ -89,6 +113,11 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         fail(f"no spare '{err}'", EXIT_BAD_INPUT)
     except (SpareConflict, InvalidInput) as err:
         fail(str(err), EXIT_BAD_INPUT)
+    except ApiProblem as err:
+        # The API's own words and code; its 5xx are outages (exit 1), 4xx the caller's (2).
+        fail(f"{err} ({err.code})", EXIT_FAILED if err.status >= 500 else EXIT_BAD_INPUT)
+    except httpx.TransportError as err:
+        fail(f"the API did not answer ({type(err).__name__}): is `virtflow api` running?", 1)
     except ValidationError as err:
         fail(_one_line(err), EXIT_BAD_INPUT)
     except KeyboardInterrupt:
@@ -106,45 +135,96 @@ def read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def print_status(view: SpareView, out: Console) -> None:
+def _set(value: T | Unset | None) -> T | None:
+    return None if isinstance(value, Unset) else value
+
+
+def _phase(view: SpareView | SpareStatus) -> str:
+    phase = _set(view.phase)
+    return phase.value if phase is not None else "validating"
+
+
+def _topology(placed: PlacedTopology) -> str:
+    """The host's domains, and the domain `near` wanted: `zone=z-c; near w-7 wanted zone=z-c`."""
+    domains = _set(placed.domains)
+    pairs = domains.additional_properties.items() if domains is not None else []
+    text = ", ".join(f"{key}={value or '-'}" for key, value in pairs)
+    near = _set(placed.near)
+    if near is not None:
+        who = _set(near.node) or _set(near.vm)
+        text += f"; near {who} wanted {near.topology_key}={_set(near.domain) or '-'}"
+    return text
+
+
+def status_table(view: SpareView) -> Table:
+    """Phase, host, VM and what the spare waits for: the status command's view."""
     table = Table(show_header=False, box=None)
     table.add_column(no_wrap=True)
     table.add_column(overflow="fold")
-    vmid = view.vmid or (view.vm.vmid if view.vm else None)
+    vm = _set(view.vm)
+    vmid = _set(view.vmid) or (_set(vm.vmid) if vm else None)
     table.add_row("spare", view.spare_id)
-    table.add_row("phase", f"{view.phase} (workflow {view.workflow_status})")
-    table.add_row("cluster / pool", f"{view.cluster} / {view.pool or '-'}")
-    table.add_row("host / vmid", f"{view.host or '-'} / {vmid or '-'}")
-    if view.vm is not None:
-        table.add_row("vm", f"{view.vm.name} ip {view.vm.ip or '-'} mac {view.vm.mac or '-'}")
-    if view.waiting_for:
-        table.add_row("waiting for", ", ".join(view.waiting_for))
-    if view.error:
-        table.add_row("error", view.error)
-    for step in view.steps:
-        table.add_row(f"  {step.at:%H:%M:%S}", f"{step.phase} {step.detail}")
+    table.add_row("phase", f"[bold]{_phase(view)}[/] (workflow {view.workflow_status})")
+    table.add_row("cluster / pool", f"{view.cluster} / {_set(view.pool) or '-'}")
+    table.add_row("host / vmid", f"{_set(view.host) or '-'} / {vmid or '-'}")
+    topology = _set(view.topology)
+    if topology is not None:
+        table.add_row("topology", _topology(topology))
+    if vm is not None:
+        table.add_row("vm", f"{vm.name} ip {_set(vm.ip) or '-'} mac {_set(vm.mac) or '-'}")
+    waiting = _set(view.waiting_for)
+    if waiting:
+        table.add_row("waiting for", "[yellow]" + ", ".join(waiting) + "[/]")
+    if _set(view.error):
+        table.add_row("error", f"[red]{view.error}[/]")
+    for step in _set(view.steps) or []:
+        table.add_row(f"  {step.at:%H:%M:%S}", f"{step.phase.value} {_set(step.detail) or ''}")
     table.add_row("history", view.ui_url)
-    out.print(table)
+    return table
 
 
-async def follow_spare(client: Client, config: Settings, spare_id: str, out: Console) -> int:
+async def get_view(client: AuthenticatedClient, spare_id: str) -> SpareView:
+    return answer(await get_spare.asyncio_detailed(spare_id, client=client), SpareView)
+
+
+def _settled(view: SpareView, until: set[str]) -> bool:
+    return _phase(view) in until or view.workflow_status != "running"
+
+
+async def watch_spare(
+    client: AuthenticatedClient, spare_id: str, until: set[str], out: Console
+) -> SpareView:
+    """A live view of the spare, redrawn as it changes, until its phase is one of `until` or
+    its workflow ends."""
+    view = await get_view(client, spare_id)
+    with Live(status_table(view), console=out, auto_refresh=False, transient=False) as live:
+        while not _settled(view, until):
+            await asyncio.sleep(FOLLOW_POLL_SECONDS)
+            view = await get_view(client, spare_id)
+            live.update(status_table(view), refresh=True)
+    return view
+
+
+async def follow_spare(client: AuthenticatedClient, spare_id: str, out: Console) -> int:
     """Print each new step until the spare is Ready (0) or can no longer be (1)."""
     shown = 0
     waiting: list[str] = []
     while True:
-        view = await spare_status(client, config, spare_id)
-        for step in view.steps[shown:]:
-            detail = f" - {step.detail}" if step.detail else ""
-            out.print(f"  [cyan]{step.phase:<17}[/]{detail}")
-        shown = len(view.steps)
-        if view.waiting_for and view.waiting_for != waiting:
-            out.print(f"  {'':<17}waiting for: {', '.join(view.waiting_for)}")
-        waiting = view.waiting_for
-        if view.phase == Phase.READY:
-            out.print(f"[green]ready[/] on {view.host}")
+        view = await get_view(client, spare_id)
+        steps = _set(view.steps) or []
+        for step in steps[shown:]:
+            detail = f" - {step.detail}" if _set(step.detail) else ""
+            out.print(f"  [cyan]{step.phase.value:<17}[/]{detail}")
+        shown = len(steps)
+        now_waiting = _set(view.waiting_for) or []
+        if now_waiting and now_waiting != waiting:
+            out.print(f"  {'':<17}waiting for: {', '.join(now_waiting)}")
+        waiting = now_waiting
+        if _phase(view) == Phase.READY.value:
+            out.print(f"[green]ready[/] on {_set(view.host)}")
             return 0
-        if view.phase in NOT_READY_END or view.workflow_status != "running":
-            out.print(f"[red]{view.phase}[/]: {view.error or view.workflow_status}")
+        if _phase(view) in {p.value for p in NOT_READY_END} or view.workflow_status != "running":
+            out.print(f"[red]{_phase(view)}[/]: {_set(view.error) or view.workflow_status}")
             return EXIT_FAILED
         await asyncio.sleep(FOLLOW_POLL_SECONDS)
 
@@ -161,6 +241,15 @@ def main(
         get_settings.cache_clear()
 
 
+def _need_lab() -> None:
+    """`dev` and `demo` run the lab, whose parts are the `lab` extra, not the product's."""
+    import importlib.util
+
+    missing = [m for m in ("cryptography",) if importlib.util.find_spec(m) is None]
+    if missing:
+        fail(f"the lab needs {', '.join(missing)}: pip install 'virtflow[lab]'", EXIT_BAD_INPUT)
+
+
 @app.command()
 def dev(
     ready_delay: Annotated[
@@ -168,6 +257,7 @@ def dev(
     ] = 5.0,
 ) -> None:
     """Run Temporal, the lab, the worker, the API and the receiver until Ctrl-C."""
+    _need_lab()
     from .dev import run_dev
 
     config = settings()
@@ -176,8 +266,26 @@ def dev(
 
 
 @app.command()
+def lab(
+    host: Annotated[str, typer.Option(help="Address the lab servers listen on")] = "0.0.0.0",
+    kube_name: Annotated[
+        str, typer.Option(help="Host name the kubeconfig gives the lab Kubernetes API")
+    ] = "kubernetes",
+) -> None:
+    """Serve only the lab site (hypervisor, Kubernetes API, kubelet) until SIGTERM, writing its
+    kubeconfig under state_dir: the stand-in site of docker-compose.yml."""
+    _need_lab()
+    from .dev import run_lab
+
+    config = settings()
+    configure_logging(config)
+    raise typer.Exit(asyncio.run(run_lab(config.state_dir, host, kube_name, console)))
+
+
+@app.command()
 def demo() -> None:
     """Provision and release one spare end to end on a fresh lab, then exit."""
+    _need_lab()
     from .demo import run_demo
 
     raise typer.Exit(asyncio.run(run_demo(settings(), console)))
@@ -218,10 +326,15 @@ def api() -> None:
     import uvicorn
 
     from api.app import create_app
+    from runtime.telemetry import flush_traces
 
     config = settings()
     configure_logging(config)
-    uvicorn.run(create_app(config), host=config.api_host, port=config.api_port, log_config=None)
+    try:
+        uvicorn.run(create_app(config), host=config.api_host, port=config.api_port, log_config=None)
+    finally:
+        # uvicorn returns after SIGTERM: the spans of the last requests still go out.
+        flush_traces(config)
 
 
 @app.command()
@@ -265,9 +378,7 @@ def prepare(
     ] = None,
     no_wait: Annotated[bool, typer.Option("--no-wait", help="Start and return")] = False,
 ) -> None:
-    """Start a spare through Temporal and follow it until Ready (exit 0) or failure (exit 1)."""
-    from api.spare_ops import start_spare
-
+    """Ask the API for a spare and follow it until Ready (exit 0) or failure (exit 1)."""
     body: dict[str, Any] = read_json(file) if file else {}
     options = {
         "cluster": cluster,
@@ -281,38 +392,52 @@ def prepare(
     }
     body.update({k: v for k, v in options.items() if v is not None})
     try:
-        request = SpareRequest.model_validate(body)
+        SpareRequest.model_validate(
+            {k: v for k, v in body.items() if k not in ("count", "partial")}
+        )
     except ValidationError as err:
         fail(f"bad request: {_one_line(err)}", EXIT_BAD_INPUT)
     config = settings()
 
     async def go() -> int:
-        client = await _client(config)
-        accepted = await start_spare(client, config, request)
+        client = api_client(config)
+        response = await prepare_spare.asyncio_detailed(
+            client=client, body=PrepareBody.from_dict(body)
+        )
+        accepted = answer(response, PrepareAccepted)
         console.print(f"spare [bold]{accepted.spare_id}[/] started: {accepted.ui_url}")
         if no_wait:
             return 0
-        return await follow_spare(client, config, accepted.spare_id, console)
+        return await follow_spare(client, accepted.spare_id, console)
 
     raise typer.Exit(run(go()))
+
+
+# A watch ends at a phase the spare stays in, or when its workflow ends.
+SETTLED = {Phase.READY.value, Phase.RELEASED.value, Phase.FAILED.value, Phase.CANCELLED.value}
 
 
 @app.command()
 def status(
     spare_id: Annotated[str, typer.Argument(help="Spare (workflow) id")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON")] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", "-w", help="Live view until Ready or ended (Ctrl-C stops)")
+    ] = False,
 ) -> None:
     """Show a spare's phase, host, VM and what it waits for."""
-    from api.spare_ops import spare_status
-
     config = settings()
 
     async def go() -> None:
-        view = await spare_status(await _client(config), config, spare_id)
+        client = api_client(config)
+        if watch:
+            await watch_spare(client, spare_id, SETTLED, console)
+            return
+        view = await get_view(client, spare_id)
         if as_json:
-            console.print_json(view.model_dump_json())
+            console.print_json(json.dumps(view.to_dict()))
         else:
-            print_status(view, console)
+            console.print(status_table(view))
 
     run(go())
 
@@ -321,17 +446,50 @@ def status(
 def release(
     spare_id: Annotated[str, typer.Argument(help="Spare (workflow) id")],
     reason: Annotated[str, typer.Option(help="Why, recorded in history")] = "released by CLI",
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Follow it until released (exit 0) or failed (1)")
+    ] = False,
 ) -> None:
-    """Release a spare: drain, delete the Node, destroy the VM, free the capacity."""
-    from api.spare_ops import release_spare
-
+    """Release a Ready spare: drain, delete the Node, destroy the VM, free the capacity."""
     config = settings()
 
-    async def go() -> None:
-        result = await release_spare(await _client(config), spare_id, ReleaseRequest(reason=reason))
-        console.print(f"spare {spare_id}: release accepted (phase was {result.phase})")
+    async def go() -> int:
+        client = api_client(config)
+        response = await release_spare.asyncio_detailed(
+            spare_id, client=client, body=ReleaseRequest(reason=reason)
+        )
+        result = answer(response, SpareStatus)
+        console.print(f"spare {spare_id}: release accepted (phase was {_phase(result)})")
+        if not wait:
+            return 0
+        view = await watch_spare(
+            client, spare_id, {Phase.RELEASED.value, Phase.FAILED.value}, console
+        )
+        return 0 if _phase(view) == Phase.RELEASED.value else EXIT_FAILED
 
-    run(go())
+    raise typer.Exit(run(go()))
+
+
+@app.command()
+def cancel(
+    spare_id: Annotated[str, typer.Argument(help="Spare (workflow) id")],
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Follow it until it has compensated and ended")
+    ] = False,
+) -> None:
+    """Cancel a spare (the emergency stop): it undoes what it did, then ends. Operator role."""
+    config = settings()
+
+    async def go() -> int:
+        client = api_client(config)
+        answer(await cancel_spare.asyncio_detailed(spare_id, client=client), CancelAccepted)
+        console.print(f"spare {spare_id}: cancel requested")
+        if not wait:
+            return 0
+        view = await watch_spare(client, spare_id, set(), console)
+        return 0 if view.workflow_status in ("canceled", "cancelled") else EXIT_FAILED
+
+    raise typer.Exit(run(go()))
 
 
 @app.command()
@@ -362,44 +520,58 @@ def explain(
     raise typer.Exit(0 if result.decision.get("host") else EXIT_FAILED)
 
 
+MAX_PAGE_SIZE = 500
+
+
 @app.command("list")
 def list_spares(
     cluster: Annotated[str | None, typer.Option(help="Only this cluster")] = None,
     pool: Annotated[str | None, typer.Option(help="Only this pool ('any': no pool asked)")] = None,
     phase: Annotated[Phase | None, typer.Option(help="Only spares in this phase")] = None,
     host: Annotated[str | None, typer.Option(help="Only spares on this host")] = None,
-    limit: Annotated[int, typer.Option(min=1, max=500, help="At most this many")] = 50,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the page as JSON")] = False,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many (paged through)")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the spares as JSON")] = False,
 ) -> None:
-    """List spares, newest first, through Temporal visibility (search attributes)."""
-    from api.spare_list import SpareFilter, list_spares
-
-    try:
-        spare_filter = SpareFilter(cluster=cluster, pool=pool, phase=phase, host=host)
-    except ValidationError as err:
-        fail(f"bad filter: {_one_line(err)}", EXIT_BAD_INPUT)
+    """List spares, newest first (Temporal visibility through the API), page after page."""
     config = settings()
 
     async def go() -> None:
-        page = await list_spares(await _client(config), config, spare_filter, page_size=limit)
+        client = api_client(config)
+        spares: list[Any] = []
+        token: str | None = None
+        while len(spares) < limit:
+            response = await list_spares_op.asyncio_detailed(
+                client=client,
+                cluster=cluster,
+                pool=pool,
+                host=host,
+                phase=ApiPhase(phase.value) if phase else UNSET,
+                page_size=min(limit - len(spares), MAX_PAGE_SIZE),
+                page_token=token or UNSET,
+            )
+            page = answer(response, SparePage)
+            spares += page.spares
+            token = _set(page.next_page_token)
+            if not token:
+                break
         if as_json:
-            console.print_json(page.model_dump_json())
+            console.print_json(json.dumps([s.to_dict() for s in spares]))
             return
         table = Table("spare", "cluster", "pool", "host", "phase", "workflow", "started")
-        for spare in page.spares:
-            started = f"{spare.started_at:%Y-%m-%d %H:%M:%S}" if spare.started_at else "-"
+        for spare in spares:
+            started = _set(spare.started_at)
             table.add_row(
                 spare.spare_id,
-                spare.cluster or "-",
-                spare.pool or "-",
-                spare.host or "-",
-                spare.phase or "-",
+                _set(spare.cluster) or "-",
+                _set(spare.pool) or "-",
+                _set(spare.host) or "-",
+                _set(spare.phase) or "-",
                 spare.workflow_status,
-                started,
+                f"{started:%Y-%m-%d %H:%M:%S}" if started else "-",
             )
         console.print(table)
-        more = " (more: raise --limit)" if page.next_page_token else ""
-        console.print(f"{len(page.spares)} spare(s){more}", highlight=False)
+        more = f" (more: raise --limit above {limit})" if token else ""
+        console.print(f"{len(spares)} spare(s){more}", highlight=False)
 
     run(go())
 

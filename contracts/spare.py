@@ -10,7 +10,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
 from contracts.ledger import Reservation
-from placement.models import LabelMap, NodeAffinity, Tolerations, VmRequest, VmShape
+from placement.models import (
+    LabelMap,
+    Near,
+    NodeAffinity,
+    Tolerations,
+    TopologyKey,
+    TopologySpreadConstraint,
+    VmRequest,
+    VmShape,
+)
+from placement.topology_record import PlacedTopology
 
 from .common import ANY_POOL, CLUSTER, PHASE, POOL
 from .timeouts import ActivityTimeouts
@@ -72,7 +82,12 @@ class SpareRequest(VmShape):
     node_selector: LabelMap = Field(default_factory=dict, max_length=64)
     node_affinity: NodeAffinity | None = None
     anti_affinity_group: str | None = Field(default=None, max_length=63, pattern=LABEL_VALUE)
-    anti_affinity_scope: str = Field(default="host", pattern="^(host|rack)$")
+    # `host`, `rack` or a host label key such as topology.kubernetes.io/zone.
+    anti_affinity_scope: TopologyKey = "host"
+    # Kubernetes' PodTopologySpread over the spares of a group (null group: the request's
+    # anti_affinity_group), and the domain of the node being replaced (PLACEMENT.md, Topology).
+    topology_spread: list[TopologySpreadConstraint] = Field(default_factory=list, max_length=8)
+    near: Near | None = None
     # One of the site's VM templates (`vm_templates`) by name; None: the pool's, or `default`.
     # Never user data: the site writes that.
     template: str | None = Field(default=None, max_length=63, pattern=DNS_LABEL)
@@ -101,6 +116,19 @@ class SpareRequest(VmShape):
             )
         return cluster
 
+    @field_validator("topology_spread")
+    @classmethod
+    def _spread_counts_a_group(
+        cls, constraints: list[TopologySpreadConstraint], info: ValidationInfo
+    ) -> list[TopologySpreadConstraint]:
+        # A constraint over no group would count nothing and spread nothing.
+        for i, constraint in enumerate(constraints):
+            if constraint.group is None and info.data.get("anti_affinity_group") is None:
+                raise ValueError(
+                    f"constraint {i} names no group and the request has no anti_affinity_group"
+                )
+        return constraints
+
     @property
     def spare_id(self) -> str:
         return spare_workflow_id(self.cluster, self.request_id)
@@ -116,6 +144,8 @@ class SpareRequest(VmShape):
             node_affinity=self.node_affinity,
             anti_affinity_group=self.anti_affinity_group,
             anti_affinity_scope=self.anti_affinity_scope,
+            topology_spread=self.topology_spread,
+            near=self.near,
             **self.shape(),
         )
 
@@ -157,6 +187,8 @@ class SpareStatus(BaseModel):
     phase: Phase = Phase.VALIDATING
     host: str | None = None
     vmid: int | None = None
+    # The host's domains under the keys the request named, and what `near` wanted.
+    topology: PlacedTopology | None = None
     vm: VmFacts | None = None
     waiting_for: list[str] = Field(default_factory=list)
     error: str | None = None

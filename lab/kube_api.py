@@ -57,6 +57,7 @@ class KubeApiServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._port: int | None = None
+        self.advertised_host = "127.0.0.1"
 
     @property
     def token(self) -> str:
@@ -77,7 +78,7 @@ class KubeApiServer:
 
     @property
     def url(self) -> str:
-        return f"https://127.0.0.1:{self.port}"
+        return f"https://{self.advertised_host}:{self.port}"
 
     @property
     def ca_pem(self) -> bytes:
@@ -90,8 +91,12 @@ class KubeApiServer:
             raise RuntimeError("KubeApiServer is not started")
         return self._loop
 
-    async def start(self, port: int = 0) -> None:
-        """Bind 127.0.0.1 ourselves (port 0 = any free port) so the port is known at once.
+    async def start(
+        self, port: int = 0, host: str = "127.0.0.1", advertised_host: str = "127.0.0.1"
+    ) -> None:
+        """Bind 127.0.0.1 ourselves (port 0 = any free port) so the port is known at once;
+        `host` and `advertised_host` (one of the certificate's names, such as `kubernetes`)
+        serve a container network instead.
 
         The wait is bounded (uvicorn starts in milliseconds on loopback): a server that is
         not up within 10 s raises `ServerStartError` ("the lab Kubernetes API did not start").
@@ -102,7 +107,7 @@ class KubeApiServer:
             certfile, keyfile = self.certificates.write(tls_dir)
             server = EmbeddedServer(
                 self.app,
-                "127.0.0.1",
+                host,
                 port,
                 name="the lab Kubernetes API",
                 startup_timeout=10.0,
@@ -118,6 +123,7 @@ class KubeApiServer:
             shutil.rmtree(tls_dir, ignore_errors=True)
         self._server = server
         self._port = server.port
+        self.advertised_host = advertised_host
 
     async def stop(self) -> None:
         """End open watches cleanly first: uvicorn waits for in-flight responses on exit."""

@@ -10,13 +10,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from playbooks import PLAYBOOK_DIR
+
 from .gitlab import LabGitLab
 from .hypervisor import LabHypervisor, LabVm, load_inventory_file
 from .kube_api import KubeApiServer
 from .kubelet import Kubelet
 
 DEFAULT_INVENTORY = Path(__file__).with_name("inventory.yaml")
-PLAYBOOK_DIR = Path(__file__).resolve().parents[1] / "playbooks"
 
 
 class LabStack:
@@ -44,12 +45,15 @@ class LabStack:
         hypervisor_port: int = 0,
         ready_delay: float | None = None,
         gitlab_port: int = 0,
+        host: str = "127.0.0.1",
+        kube_advertised_host: str = "127.0.0.1",
     ) -> None:
-        """Start on fixed ports for `virtflow dev`, or free ones (0) for tests."""
+        """Start on fixed ports for `virtflow dev`, or free ones (0) for tests; `host` and
+        `kube_advertised_host` serve a container network (`virtflow lab`)."""
         if ready_delay is not None:
             self.kubelet.ready_delay = ready_delay
         state_dir.mkdir(parents=True, exist_ok=True)
-        await self.kube.start(port=kube_port)
+        await self.kube.start(port=kube_port, host=host, advertised_host=kube_advertised_host)
         self.kubeconfig = self.kube.write_kubeconfig(state_dir / "kubeconfig")
         doc = self.inventory_doc
         self.hypervisor = LabHypervisor(
@@ -61,7 +65,7 @@ class LabStack:
             used_vmids=doc.get("used_vmids"),
             next_vmid=doc.get("next_vmid"),
         )
-        await self.hypervisor.start(port=hypervisor_port)
+        await self.hypervisor.start(host=host, port=hypervisor_port)
         # Its pipeline runs the lab playbook against this hypervisor, as a site's would.
         self.gitlab = LabGitLab(
             PLAYBOOK_DIR,

@@ -22,7 +22,7 @@ import numpy as np
 
 from .names import NO_HOST_FITS
 from .table import IntArray, ObjectArray, object_array
-from .topology import PlacedTopology
+from .topology_record import PlacedTopology
 
 # Distinct score rows are found with a lookup table of at most this many entries; wider score
 # ranges (site plugins) fall back to a sort.

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .models import ExistingVm, PlacementInput, VmRequest, VmShape
+from .topology_record import PlacedTopology
 
 
 class Reservation(VmShape):
@@ -21,9 +22,18 @@ class Reservation(VmShape):
     host: str
     anti_affinity_group: str | None = None
     vmid: int | None = None
+    # Where the host is under the keys the request named, and what `near` wanted.
+    topology: PlacedTopology | None = None
 
     @classmethod
-    def of(cls, request: VmRequest, host: str, vmid: int | None, spare_id: str) -> Reservation:
+    def of(
+        cls,
+        request: VmRequest,
+        host: str,
+        vmid: int | None,
+        spare_id: str,
+        topology: PlacedTopology | None = None,
+    ) -> Reservation:
         """The reservation a placement decision for `request` makes."""
         return cls(
             spare_id=spare_id,
@@ -31,6 +41,7 @@ class Reservation(VmShape):
             host=host,
             anti_affinity_group=request.anti_affinity_group,
             vmid=vmid,
+            topology=topology,
             **request.shape(),
         )
 

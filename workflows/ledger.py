@@ -264,7 +264,9 @@ class InventoryLedger:
     ) -> Reservation:
         if decision.host is None:
             raise ApplicationError("cannot record a reservation without a host")
-        reservation = Reservation.of(request, decision.host, decision.vmid, spare_id=spare_id)
+        reservation = Reservation.of(
+            request, decision.host, decision.vmid, spare_id, decision.topology
+        )
         self._state.reservations[spare_id] = reservation
         if show:
             workflow.set_current_details(self._details())

@@ -26,7 +26,14 @@ with workflow.unsafe.imports_passed_through():
         ReceiverRoute,
         RetryPolicySpec,
     )
-    from webhooks.events import EventType, SpareEvent, SpareEventData, VmFacts, webhook_id
+    from webhooks.events import (
+        EventType,
+        SpareEvent,
+        SpareEventData,
+        TopologyInfo,
+        VmFacts,
+        webhook_id,
+    )
 
 PUBLISH_TIMEOUT = timedelta(seconds=30)
 
@@ -70,6 +77,7 @@ class Notifier:
         host: str | None = None,
         vm: VmFacts | None = None,
         reason: str | None = None,
+        topology: TopologyInfo | None = None,
     ) -> None:
         event = SpareEvent(
             type=event_type,
@@ -81,6 +89,7 @@ class Notifier:
                 host=host,
                 vm=vm,
                 reason=reason,
+                topology=topology,
             ),
         )
         msg_id = webhook_id(self.spare_id, workflow.info().run_id, event_type)

@@ -40,6 +40,12 @@ with workflow.unsafe.imports_passed_through():
         PlanNotificationsResult,
     )
     from activities.provisioning import CreateVmInput, ProvisioningActivities
+    from activities.spare_ids import (
+        SPARE_ID_USED,
+        EarlierRunInput,
+        EarlierRunResult,
+        SpareIdActivities,
+    )
     from contracts.common import ANY_POOL, CLUSTER, HOST, PHASE, POOL
     from contracts.ledger import (
         CAPACITY_GRANTED_SIGNAL,
@@ -62,7 +68,7 @@ with workflow.unsafe.imports_passed_through():
         StepRecord,
     )
     from contracts.vm import VmFacts
-    from webhooks.events import EventType
+    from webhooks.events import EventType, TopologyInfo
 
 
 from .hold import hold_until_released
@@ -122,6 +128,8 @@ class PrepareSpare:
     @release.validator
     def validate_release(self, req: ReleaseRequest) -> None:
         phase = self._status.phase if self._status else Phase.VALIDATING
+        if self._release is not None or phase in (Phase.RELEASING, Phase.RELEASED):
+            raise ValueError(f"the spare's release was asked for already (it is {phase.value})")
         if phase != Phase.READY:
             raise ValueError(
                 f"the spare can be released once ready (it is {phase.value}); "
@@ -157,6 +165,7 @@ class PrepareSpare:
             spare_id, req.cluster, req.pool, on_change=self._notifications_changed
         )
         self._enter(Phase.VALIDATING, "checking receivers")
+        await self._refuse_a_used_id(spare_id)
         reservation: Reservation | None = None
         vm: VmFacts | None = None
         try:
@@ -165,8 +174,11 @@ class PrepareSpare:
             self._notifier.event_bus = plan.event_bus
             reservation = await self._reserve(spare_id, req)
             self._status.host, self._status.vmid = reservation.host, reservation.vmid
+            self._status.topology = reservation.topology
             self._set_attributes(HOST.value_set(reservation.host))
-            self._notifier.send(EventType.RESERVED, host=reservation.host)
+            self._notifier.send(
+                EventType.RESERVED, host=reservation.host, topology=_topology_info(reservation)
+            )
 
             self._enter(Phase.CREATING_VM, f"creating {spare_id} on {reservation.host}")
             self._vm_attempted = True
@@ -210,6 +222,33 @@ class PrepareSpare:
         return SpareResult(
             spare_id=spare_id, phase=Phase.RELEASED, host=vm.host, vm=vm, reason=reason
         )
+
+    async def _refuse_a_used_id(self, spare_id: str) -> None:
+        """A spare id names one spare, ever: a run for an id that ran before stops here, before
+        anything is reserved or announced (the first run's receivers heard all of it)."""
+        # Answered within this workflow task, like the receivers' plan after it: the search
+        # attributes wait for both.
+        self._attributes_wait = True
+        try:
+            earlier: EarlierRunResult = await workflow.execute_local_activity_method(
+                SpareIdActivities.earlier_run,
+                EarlierRunInput(workflow_id=spare_id, run_id=workflow.info().run_id),
+                start_to_close_timeout=timedelta(seconds=30),
+                retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=10)),
+            )
+        finally:
+            self._attributes_wait = False
+        if earlier.run_id is None:
+            return
+        reason = (
+            f"spare id {spare_id} was already used by run {earlier.run_id} ({earlier.status}); "
+            "a request_id names one spare, ever: ask again with a new request_id"
+        )
+        assert self._status is not None
+        self._status.error = reason
+        self._enter(Phase.FAILED, reason)
+        # Non-retryable: the id stays used. The details name the run that owns the id.
+        raise ApplicationError(reason, earlier.run_id, type=SPARE_ID_USED, non_retryable=True)
 
     async def _plan_notifications(self, req: SpareRequest) -> PlanNotificationsResult:
         """Which receivers get which events: a lookup in the worker's configuration."""
@@ -441,8 +480,10 @@ class PrepareSpare:
         self._detail = detail
         stopped = ", ".join(s.disabled_receivers)
         gone = f"  \n**Webhooks stopped (410 Gone)** {stopped}" if stopped else ""
+        # Requested and actual domain side by side, so an unmet preference is seen, not hidden.
+        where = f"  \n**Topology** {s.topology.describe()}" if s.topology else ""
         workflow.set_current_details(
-            f"**Phase** {s.phase.value}  \n**Host** {s.host or '-'}  \n{detail}{gone}"
+            f"**Phase** {s.phase.value}  \n**Host** {s.host or '-'}{where}  \n{detail}{gone}"
         )
 
     def _notifications_changed(self) -> None:
@@ -455,6 +496,11 @@ class PrepareSpare:
 def _adoption(spare_id: str, req: SpareRequest) -> NodeAdoption:
     """What the Node must carry once Ready: virtflow applies it, whatever the guest did."""
     return NodeAdoption(labels=req.spare_labels(spare_id), template=req.template, pool=req.pool)
+
+
+def _topology_info(reservation: Reservation) -> TopologyInfo | None:
+    placed = reservation.topology
+    return None if placed is None else TopologyInfo.model_validate(placed.model_dump())
 
 
 def _not_evicted(released: ReleaseResult) -> str:

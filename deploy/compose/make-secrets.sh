@@ -1,6 +1,7 @@
 #!/bin/sh
 # Make the files docker-compose.yml mounts as secrets (0600, never committed). Existing files
-# are kept, so running it again rotates nothing. KUBECONFIG names the cluster's kubeconfig.
+# are kept, so running it again rotates nothing. With KUBECONFIG set, the cluster's kubeconfig
+# is copied too, for a real site (docker-compose.yml's `lab` service needs none).
 set -eu
 cd "$(dirname "$0")/secrets"
 umask 077
@@ -15,12 +16,7 @@ fi
 if [ ! -f api_tokens.json ]; then
   printf '{"%s": "operator", "%s": "upgrade-controller"}\n' "$(random)" "$(random)" > api_tokens.json
 fi
-if [ ! -f kubeconfig ]; then
-  if [ -n "${KUBECONFIG:-}" ]; then
-    cp "$KUBECONFIG" kubeconfig
-  else
-    echo "set KUBECONFIG to the spares' cluster kubeconfig and run again" >&2
-    exit 1
-  fi
+if [ ! -f kubeconfig ] && [ -n "${KUBECONFIG:-}" ]; then
+  cp "$KUBECONFIG" kubeconfig
 fi
 echo "secrets ready in $(pwd)"

@@ -18,7 +18,8 @@ from ..framework import PreFilterFailure, RequestContext, codes
 from ..models import Host
 from ..names import NEAR, NEAR_UNKNOWN, NOT_NEAR
 from ..table import BoolArray, HostTable, IntArray
-from ..topology import NearDomain, describe_domain, domain_of
+from ..topology import NearDomain, domain_of
+from ..topology_record import describe_domain
 
 
 def wanted(ctx: RequestContext) -> NearDomain:

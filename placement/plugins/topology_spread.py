@@ -22,7 +22,8 @@ from ..framework import RequestContext, codes, per_signature
 from ..models import Host, TopologySpreadConstraint, VmRequest
 from ..names import POD_TOPOLOGY_SPREAD, TOPOLOGY_SPREAD_VIOLATION
 from ..table import BoolArray, HostTable, IntArray
-from ..topology import describe_domain, domain_of
+from ..topology import domain_of
+from ..topology_record import describe_domain
 from .node_affinity import label_reason
 
 

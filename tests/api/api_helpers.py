@@ -20,6 +20,7 @@ from runtime.settings import Settings
 from tests.helpers import assert_eventually
 from tests.known_secrets import WEBHOOK_SECRET
 from tests.stack import Stack, running_stack
+from webhooks.serve import serve_app
 
 LAB_INVENTORY = Path(__file__).resolve().parents[2] / "lab" / "inventory.yaml"
 
@@ -65,10 +66,12 @@ def spare_body(**fields: Any) -> dict[str, Any]:
 
 @dataclass
 class LiveStack:
-    """The API on a real worker, the lab and the reference receiver."""
+    """The API on a real worker, the lab and the reference receiver; `api` calls it in-process,
+    `url` is the same app served over loopback HTTP (for the command line)."""
 
     api: httpx.AsyncClient
     stack: Stack
+    url: str
 
     async def phase_becomes(self, spare_id: str, phase: str, timeout: float = 60) -> dict[str, Any]:
         async def check() -> dict[str, Any]:
@@ -89,5 +92,10 @@ async def live(client: Client, task_queue: str, tmp_path: Path) -> AsyncIterator
     async with running_stack(client, task_queue, tmp_path, inventory_doc) as stack:
         # The API starts spares on the settings' task queue: the test worker's own.
         settings = stack.settings.model_copy(update={"task_queue": task_queue})
-        async with asgi_client(settings, client) as api:
-            yield LiveStack(api, stack)
+
+        async def same_client() -> Client:
+            return client
+
+        served = create_app(settings, client_factory=same_client)
+        async with asgi_client(settings, client) as api, serve_app(served) as url:
+            yield LiveStack(api, stack, url)

@@ -1,44 +1,68 @@
-"""A spare's whole life through the HTTP API, on a real worker, lab and receiver."""
+"""A spare's whole life through the HTTP API, on a real worker, lab and receiver, driven by the
+typed client generated from openapi.json (as an upgrade controller would code it)."""
 
 from __future__ import annotations
 
 from tests.api.api_helpers import LiveStack, spare_body
 from tests.helpers import assert_eventually
+from virtflow_client import AuthenticatedClient
+from virtflow_client.api.spares import cancel_spare, get_spare, prepare_spare, release_spare
+from virtflow_client.models import (
+    CancelAccepted,
+    Code,
+    Phase,
+    PrepareAccepted,
+    PrepareBody,
+    Problem,
+    ReleaseRequest,
+    SpareStatus,
+    SpareView,
+)
+
+
+def _client(live: LiveStack) -> AuthenticatedClient:
+    return AuthenticatedClient(base_url=live.url, token="", prefix="")  # the lab: no auth
 
 
 async def test_prepare_follow_release_over_http(live: LiveStack) -> None:
-    inventory = live.stack.inventory
-    body = spare_body(inventory=inventory, receivers=["upgradectrl"])
-    accepted = await live.api.post("/v1/spares", json=body)
-    assert accepted.status_code == 202, accepted.text
-    spare_id = accepted.json()["spare_id"]
+    client = _client(live)
+    body = spare_body(inventory=live.stack.inventory, receivers=["upgradectrl"])
+    accepted = await prepare_spare.asyncio_detailed(client=client, body=PrepareBody.from_dict(body))
+    assert accepted.status_code == 202 and isinstance(accepted.parsed, PrepareAccepted)
+    spare_id = accepted.parsed.spare_id
     location = accepted.headers["location"]
     assert location == f"/v1/spares/{spare_id}"
     assert (await live.api.get(location)).json()["spare_id"] == spare_id
 
-    ready = await live.phase_becomes(spare_id, "ready")
-    assert ready["host"]
-    assert ready["workflow_status"] == "running"
-    assert ready["ui_url"].endswith(f"/workflows/{spare_id}")
-    assert [step["phase"] for step in ready["steps"]][-1] == "ready"
+    await live.phase_becomes(spare_id, "ready")
+    ready = await get_spare.asyncio(spare_id, client=client)
+    assert isinstance(ready, SpareView)
+    assert ready.phase == Phase.READY and ready.host
+    assert ready.workflow_status == "running"
+    assert ready.ui_url.endswith(f"/workflows/{spare_id}")
+    assert isinstance(ready.steps, list) and ready.steps[-1].phase == Phase.READY
 
     async def ready_event() -> None:
         assert "spare.ready" in await live.stack.event_types(spare_id)
 
     await assert_eventually(ready_event)
 
-    released = await live.api.post(f"{location}/release", json={"reason": "upgrade done"})
-    assert released.status_code == 202, released.text
+    released = await release_spare.asyncio_detailed(
+        spare_id, client=client, body=ReleaseRequest(reason="upgrade done")
+    )
+    assert released.status_code == 202 and isinstance(released.parsed, SpareStatus)
     assert released.headers["location"] == location
-    assert released.json()["spare_id"] == spare_id
-    again = await live.api.post(f"{location}/release", json={"reason": "twice"})
-    assert (again.status_code, again.json()["code"]) == (409, "already_released"), again.text
+    assert released.parsed.spare_id == spare_id
+    again = await release_spare.asyncio(spare_id, client=client, body=ReleaseRequest(reason="2"))
+    assert isinstance(again, Problem) and (again.status, again.code) == (
+        409,
+        Code.ALREADY_RELEASED,
+    )
     await live.phase_becomes(spare_id, "released")
-    for late in (
-        await live.api.post(f"{location}/release", json={}),
-        await live.api.delete(location),
-    ):
-        assert (late.status_code, late.json()["code"]) == (409, "already_released"), late.text
+    late = await release_spare.asyncio(spare_id, client=client, body=ReleaseRequest())
+    stop = await cancel_spare.asyncio(spare_id, client=client)
+    for answer in (late, stop):
+        assert isinstance(answer, Problem) and answer.code == Code.ALREADY_RELEASED
 
     async def released_event() -> None:
         assert "spare.released" in await live.stack.event_types(spare_id)
@@ -47,22 +71,25 @@ async def test_prepare_follow_release_over_http(live: LiveStack) -> None:
 
 
 async def test_release_before_ready_is_409_with_the_reason(live: LiveStack) -> None:
-    inventory = live.stack.inventory
+    client = _client(live)
     # The lab's GPU host has 4 GPUs, 2 in use: 4 fit the host but not now, so the spare waits.
     body = spare_body(
-        inventory=inventory,
+        inventory=live.stack.inventory,
         pool="gpu",
         gpu=4,
         tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists"}],
         wait_for_capacity=True,
         receivers=[],
     )
-    spare_id = (await live.api.post("/spare/prepare", json=body)).json()["spare_id"]
+    accepted = await prepare_spare.asyncio(client=client, body=PrepareBody.from_dict(body))
+    assert isinstance(accepted, PrepareAccepted)
+    spare_id = accepted.spare_id
     await live.phase_becomes(spare_id, "waiting_capacity")
-    answer = await live.api.post(f"/spare/{spare_id}/release", json={})
-    assert (answer.status_code, answer.json()["code"]) == (409, "spare_not_ready")
-    assert "waiting_capacity" in answer.json()["detail"]
+    answer = await release_spare.asyncio(spare_id, client=client, body=ReleaseRequest())
+    assert isinstance(answer, Problem)
+    assert (answer.status, answer.code) == (409, Code.SPARE_NOT_READY)
+    assert "waiting_capacity" in answer.detail
 
-    cancel = await live.api.delete(f"/spare/{spare_id}")
-    assert cancel.status_code == 202
+    cancel = await cancel_spare.asyncio_detailed(spare_id, client=client)
+    assert cancel.status_code == 202 and isinstance(cancel.parsed, CancelAccepted)
     await live.phase_becomes(spare_id, "cancelled")

@@ -56,6 +56,12 @@ async def test_an_unknown_field_is_refused(api: httpx.AsyncClient) -> None:
             "unknown_receiver",
             "unknown receiver 'stranger'",
         ),
+        (
+            "template",
+            "huge",
+            "unknown_template",
+            "unknown VM template 'huge' (configured: none)",
+        ),
     ],
 )
 async def test_unknown_names_are_422_before_any_workflow_starts(

@@ -42,7 +42,7 @@ class ReceiverGate:
                 break
         body = b"".join(m.get("body", b"") for m in messages)
         try:
-            spare_id = json.loads(body).get("spare_id")
+            spare_id = json.loads(body).get("data", {}).get("spare_id")
         except (ValueError, AttributeError):
             spare_id = None
         if spare_id in self.held_spares:

@@ -67,11 +67,11 @@ async def test_a_bad_request_exits_2_with_one_line() -> None:
     ]
 
 
-async def test_temporal_unreachable_exits_1() -> None:
-    env = {"VIRTFLOW_TEMPORAL_ADDRESS": f"127.0.0.1:{closed_port()}"}
+async def test_the_api_unreachable_exits_1() -> None:
+    env = {"VIRTFLOW_API_URL": f"http://127.0.0.1:{closed_port()}"}
     run = await virtflow("status", "spare-lab-x", env=env)
     assert run.code == 1
-    assert run.err.startswith("error: Temporal unavailable:")
+    assert run.err.startswith("error: the API did not answer")
     assert "Traceback" not in run.err
 
 
@@ -82,8 +82,9 @@ async def test_a_missing_config_file_exits_2() -> None:
 
 
 async def test_prepare_no_wait_starts_the_workflow_and_status_of_unknown_exits_2(
-    client: Client, temporal_env_vars: dict[str, str]
+    client: Client, live: LiveStack
 ) -> None:
+    temporal_env_vars = {"VIRTFLOW_API_URL": live.url}
     request_id = f"r{uuid.uuid4().hex[:8]}"
     run = await virtflow(
         "prepare",
@@ -95,6 +96,8 @@ async def test_prepare_no_wait_starts_the_workflow_and_status_of_unknown_exits_2
         "2",
         "--memory-mb",
         "2048",
+        "--inventory",
+        live.stack.inventory,
         "--no-wait",
         env=temporal_env_vars,
     )
@@ -131,11 +134,8 @@ async def test_prepare_follows_until_ready_then_status_and_release(
     live: LiveStack, task_queue: str
 ) -> None:
     stack = live.stack
-    env = {
-        "VIRTFLOW_TEMPORAL_ADDRESS": stack.client.service_client.config.target_host,
-        "VIRTFLOW_TASK_QUEUE": task_queue,
-        "VIRTFLOW_INVENTORIES": json.dumps(stack.settings.inventories),
-    }
+    # The spare commands need only the API (and its token, when it has tokens).
+    env = {"VIRTFLOW_API_URL": live.url}
     request_id = f"r{uuid.uuid4().hex[:8]}"
     args = ["--cluster", "lab", "--request-id", request_id, "--inventory", stack.inventory]
     run = await virtflow("prepare", *args, "--cpu", "2", "--memory-mb", "2048", env=env)
@@ -149,6 +149,14 @@ async def test_prepare_follows_until_ready_then_status_and_release(
     assert status.code == 0, status.err
     assert json.loads(status.out)["phase"] == "ready"
 
-    released = await virtflow("release", spare_id, "--reason", "upgrade done", env=env)
+    watched = await virtflow("status", "--watch", spare_id, env=env)
+    assert watched.code == 0, watched.err
+    assert "phase" in watched.out and "ready (workflow running)" in watched.out
+
+    released = await virtflow("release", spare_id, "--reason", "upgrade done", "--wait", env=env)
     assert released.code == 0, released.err
+    assert "released (workflow completed)" in released.out
     await live.phase_becomes(spare_id, "released")
+    again = await virtflow("release", spare_id, env=env)
+    assert again.code == 2
+    assert again.err.strip().endswith("(already_released)")

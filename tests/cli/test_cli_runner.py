@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from temporalio.client import Client
 from typer.testing import CliRunner, Result
 
 from cli.main import app
@@ -41,6 +40,7 @@ def env(live: LiveStack) -> dict[str, str]:
         "VIRTFLOW_TASK_QUEUE": stack.task_queue,
         "VIRTFLOW_INVENTORIES": json.dumps(stack.settings.inventories),
         "VIRTFLOW_STATE_DIR": str(stack.settings.state_dir),
+        "VIRTFLOW_API_URL": live.url,
     }
 
 
@@ -68,8 +68,7 @@ async def test_prepare_list_inventory_status_release(live: LiveStack, env: dict[
 
     table = await assert_eventually(listed, timeout=30)
     assert "1 spare(s)" in table.stdout
-    page = as_json(await virtflow(["list", "--cluster", cluster, "--json"], env))
-    [row] = page["spares"]
+    [row] = as_json(await virtflow(["list", "--cluster", cluster, "--json"], env))
     host = row["host"]
     assert (row["spare_id"], row["phase"], row["pool"]) == (spare_id, "ready", "any")
 
@@ -95,26 +94,35 @@ async def test_prepare_list_inventory_status_release(live: LiveStack, env: dict[
     ("args", "message"),
     [
         (["inventory", "nowhere"], "error: inventory: unknown inventory 'nowhere'"),
-        (["list", "--cluster", "x' OR 'a'='a"], "error: bad filter: cluster: String should match"),
-        (["status", "spare-lab-nobody-here"], "error: no spare 'spare-lab-nobody-here'"),
+        (["list", "--cluster", "x' OR 'a'='a"], "error: cluster: String should match"),
+        (
+            ["status", "spare-lab-nobody-here"],
+            "error: no spare 'spare-lab-nobody-here' (spare_not_found)",
+        ),
+        (["release", "spare-lab-nobody-here"], "error: no spare 'spare-lab-nobody-here'"),
+        (["cancel", "spare-lab-nobody-here"], "error: no spare 'spare-lab-nobody-here'"),
     ],
 )
 async def test_bad_input_exits_2_with_one_line(
-    client: Client, args: list[str], message: str
+    env: dict[str, str], args: list[str], message: str
 ) -> None:
-    env = {"VIRTFLOW_TEMPORAL_ADDRESS": client.service_client.config.target_host}
     result = await virtflow(args, env)
     assert result.exit_code == 2, result.output
     assert len(result.stderr.strip().splitlines()) == 1
     assert result.stderr.startswith(message), result.stderr
 
 
-@pytest.mark.parametrize("args", [["list"], ["inventory"]])
-async def test_temporal_down_exits_1(args: list[str]) -> None:
+async def test_temporal_down_exits_1() -> None:
     down = {
         "VIRTFLOW_TEMPORAL_ADDRESS": f"127.0.0.1:{closed_port()}",
         "VIRTFLOW_INVENTORIES": json.dumps({"default": "/nonexistent.yaml"}),
     }
-    result = await virtflow(args, down)
+    result = await virtflow(["inventory"], down)
     assert result.exit_code == 1, result.output
     assert result.stderr.startswith("error: Temporal unavailable:")
+
+
+async def test_the_api_down_exits_1() -> None:
+    result = await virtflow(["list"], {"VIRTFLOW_API_URL": f"http://127.0.0.1:{closed_port()}"})
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("error: the API did not answer (ConnectError)")

@@ -12,13 +12,18 @@ import subprocess
 import sysconfig
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
+from temporalio.testing import ActivityEnvironment
 from typer.testing import CliRunner
 
+from activities.kubernetes import KubernetesActivities, WaitNodeReadyInput
 from cli.main import app
 from contracts.common import SEARCH_ATTRIBUTES
+from lab.kube_tls import SERVER_NAMES
+from lab.stack import LabStack
 from runtime.settings import REPO_ROOT, SECRETS_DIR_ENV
 from webhooks.signing import generate_secret
 
@@ -98,13 +103,6 @@ def test_worker_api_and_receiver_share_one_image_and_have_health_checks(
         )
 
 
-def test_the_image_runs_virtflow_as_a_non_root_user() -> None:
-    dockerfile = (REPO_ROOT / "Dockerfile").read_text()
-    assert dockerfile.startswith("#") and "FROM python:3.11-slim" in dockerfile
-    assert "\nUSER virtflow\n" in dockerfile
-    assert 'ENTRYPOINT ["virtflow"]' in dockerfile
-
-
 def test_the_deployed_configuration_is_valid_with_its_secret_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -122,3 +120,45 @@ def test_the_deployed_configuration_is_valid_with_its_secret_files(
     assert shown["metrics_port"] == 9464
     assert whsec not in result.stdout
     assert "tok-0a9b8c7d6e5f" not in result.stdout
+
+
+def test_out_of_the_box_spares_go_to_the_lab_service(config: dict[str, Any]) -> None:
+    services = config["services"]
+    lab, worker = services["lab"], services["worker"]
+    assert lab["command"][0] == "lab"
+    kube_name = lab["command"][lab["command"].index("--kube-name") + 1]
+    assert kube_name in lab["networks"]["default"]["aliases"]
+    assert kube_name in SERVER_NAMES  # the lab API's certificate names it
+    assert worker["depends_on"]["lab"]["condition"] == "service_healthy"
+    settings = yaml.safe_load((DEPLOY / "virtflow.yaml").read_text())
+    assert settings["provisioner"] == "http"
+    assert urlsplit(settings["hypervisor_api_url"]).hostname == "lab"
+    assert all(urlsplit(url).hostname == "lab" for url in settings["inventories"].values())
+    # The worker reads the kubeconfig the lab writes into their shared volume.
+    lab_state = lab["environment"]["VIRTFLOW_STATE_DIR"]
+    assert settings["kubeconfig"] == f"{lab_state}/kubeconfig"
+    (shared,) = [v for v in worker["volumes"] if v["target"] == lab_state]
+    assert shared["read_only"] is True
+    assert any(v["source"] == shared["source"] for v in lab["volumes"])
+
+
+async def test_the_lab_served_under_a_service_name_is_reachable_with_its_kubeconfig(
+    tmp_path: Path,
+) -> None:
+    """What `virtflow lab --kube-name ...` does, with a name that resolves here."""
+    lab = LabStack(ready_delay=0.1)
+    await lab.start(tmp_path, kube_advertised_host="localhost")
+    try:
+        await lab.kubelet.vm_started("vm-1", None, {})
+        kube = KubernetesActivities(lab.kubeconfig)
+        try:
+            server = yaml.safe_load(lab.kubeconfig.read_text())["clusters"][0]["cluster"]
+            assert urlsplit(server["server"]).hostname == "localhost"
+            result = await ActivityEnvironment().run(
+                kube.wait_node_ready, WaitNodeReadyInput(node_name="vm-1")
+            )
+            assert result.ready
+        finally:
+            await kube.close()
+    finally:
+        await lab.stop()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import socket
 from pathlib import Path
 
@@ -12,9 +14,14 @@ from activities import metrics
 from contracts.spare import Phase, ReleaseRequest
 from lab.hypervisor import load_inventory_file
 from runtime.connect import connect
-from runtime.settings import Settings
+from runtime.settings import REPO_ROOT, Settings
+from runtime.telemetry import process_runtime
+from tests.helpers import assert_eventually
 from tests.stack import LAB_INVENTORY, running_stack, wait_phase
+from worker.spare_census import record_census
 from workflows.prepare_spare import PrepareSpare
+
+DASHBOARD = REPO_ROOT / "deploy" / "kubernetes" / "base" / "grafana-dashboard.json"
 
 
 def free_port() -> int:
@@ -38,6 +45,14 @@ async def test_metrics_list_virtflow_series_after_a_spare_runs(
     async with running_stack(client, task_queue, tmp_path, inventory) as stack:
         handle = await stack.start(stack.request())
         await wait_phase(handle, Phase.READY)
+        meter = process_runtime(settings).metric_meter
+
+        async def one_ready() -> None:
+            counts = await record_census(client, meter, task_queue)
+            assert counts[Phase.READY] == 1 and sum(counts.values()) == 1, counts
+
+        # Visibility follows the workflow's search attributes within moments.
+        await assert_eventually(one_ready, timeout=30, interval=0.5)
         await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="done"))
         assert (await handle.result()).phase == Phase.RELEASED
 
@@ -54,10 +69,25 @@ async def test_metrics_list_virtflow_series_after_a_spare_runs(
 
     assert series(metrics.SPARE_PHASE, 'phase="ready"', 'transition="entered"')
     assert series(metrics.SPARE_PHASE, 'phase="released"', 'transition="entered"')
+    assert series(metrics.SPARES, 'phase="ready"')[0].endswith(" 1")
     assert series(metrics.TIME_TO_READY + "_count")
+    # Seconds, in buckets that fit a phase of minutes.
+    assert series(metrics.TIME_TO_READY + "_bucket", 'le="1800"')
     assert series(metrics.PLACEMENT_LATENCY + "_count", 'outcome="placed"')
     assert series(metrics.WEBHOOK_DELIVERIES, 'result="delivered"', 'receiver="upgradectrl"')
     ledger = series(metrics.LEDGER_RESERVATIONS, f'inventory="{stack.inventory}"')
     assert ledger and ledger[0].endswith(" 0"), ledger  # the one reservation was freed
     # The SDK's own series share the endpoint.
     assert series("temporal_workflow_completed", f'task_queue="{task_queue}"')
+
+    # Every metric the Grafana dashboard's panels query is one this endpoint serves.
+    served = {s.split("{")[0].split(" ")[0] for s in samples}
+    dashboard = json.loads(DASHBOARD.read_text())
+    queried = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"\b(?:virtflow|temporal)_[a-z_]+\b", target["expr"])
+    }
+    assert queried >= {metrics.SPARES, metrics.TIME_TO_READY + "_bucket"}
+    assert queried <= served, sorted(queried - served)

@@ -44,8 +44,8 @@ def test_the_body_is_compact_json_with_sorted_keys() -> None:
     body = _event().to_body()
     assert body == (
         b'{"data":{"cluster":"c1","host":"hv-07","pool":"general","reason":null,'
-        b'"spare_id":"spare-c1-r1","vm":{"host":"hv-07","ip":"10.0.0.7","mac":null,'
-        b'"name":"spare-c1-r1","vmid":107}},"timestamp":"2025-03-01T12:00:00Z",'
+        b'"spare_id":"spare-c1-r1","topology":null,"vm":{"host":"hv-07","ip":"10.0.0.7",'
+        b'"mac":null,"name":"spare-c1-r1","vmid":107}},"timestamp":"2025-03-01T12:00:00Z",'
         b'"type":"spare.ready"}'
     )
 

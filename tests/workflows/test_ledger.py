@@ -9,8 +9,10 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
-from contracts.ledger import Reservation, ledger_workflow_id
+from activities.ledger import free_group, reserve_group
+from contracts.ledger import GroupMember, Reservation, ReserveGroupInput, ledger_workflow_id
 from contracts.spare import Phase, ReleaseRequest
+from placement.models import VmRequest
 from tests.helpers import assert_eventually
 from tests.stack import Stack, ledger_reservations, uniform_site, wait_phase
 from workflows.ledger import InventoryLedger
@@ -110,3 +112,41 @@ class TestWaitingForCapacity:
             await handle.result()
         assert isinstance(caught.value.cause, ApplicationError)
         assert caught.value.cause.type == "NeverFits"
+
+
+class TestAWholeRequestAtOnce:
+    """`reserve_group`: every member of a `count: N` request in one update, or none."""
+
+    @pytest.fixture
+    def inventory_doc(self) -> dict[str, Any]:
+        return uniform_site(hosts=3, cpu_each=4)  # room for three spares of 4 CPUs
+
+    def group(self, stack: Stack, names: list[str], cpu: int = 4) -> ReserveGroupInput:
+        return ReserveGroupInput(
+            task_queue=stack.task_queue,
+            inventory=stack.inventory,
+            members=[
+                GroupMember(spare_id=n, request=VmRequest(name=n, cpu=cpu, memory_mb=512))
+                for n in names
+            ],
+        )
+
+    async def test_all_or_nothing_and_a_repeat_keeps_what_it_was_given(self, stack: Stack) -> None:
+        four = await reserve_group(stack.client, self.group(stack, ["g1", "g2", "g3", "g4"]))
+        assert (four.status, four.placeable, four.reservations) == ("no_capacity", 3, [])
+        assert four.reason is not None and four.reason.startswith("no host fits")
+        assert await ledger_reservations(stack) == []
+
+        two = self.group(stack, ["a1", "a2"])
+        first = await reserve_group(stack.client, two)
+        assert (first.status, first.placeable) == ("reserved", 2)
+        assert len({r.host for r in first.reservations}) == 2
+        again = await reserve_group(stack.client, two)
+        assert again.reservations == first.reservations
+
+        # One more fits, two do not: the one that would fit is not taken either.
+        more = await reserve_group(stack.client, self.group(stack, ["b1", "b2"]))
+        assert (more.status, more.placeable) == ("no_capacity", 1)
+        assert sorted(r.spare_id for r in await ledger_reservations(stack)) == ["a1", "a2"]
+        await free_group(stack.client, two)
+        assert await ledger_reservations(stack) == []

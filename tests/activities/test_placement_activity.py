@@ -1,0 +1,81 @@
+"""The placement activity's decision over a snapshot and the ledger's reservations: members of a
+group spread by counting the ones reserved before them, `near` finds reserved spares, and an
+unknown `near` is its own answer, never a placement that ignores it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from activities.placement import decide
+from placement.models import PlacementInput, VmRequest
+from placement.reservations import Reservation, apply_reservations
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def snapshot(
+    request: dict[str, Any], existing: list[dict[str, Any]] | None = None
+) -> PlacementInput:
+    hosts = [
+        {
+            "name": f"{zone}-{i}",
+            "cpu_capacity": capacity,
+            "cpu_allocated": used,
+            "memory_mb_capacity": 262144,
+            "labels": {ZONE: zone},
+        }
+        for zone, used, capacity in (("a", 0, 64), ("b", 30, 64), ("c", 40, 48))
+        for i in range(2)
+    ]
+    base = {"name": "spare-0", "cpu": 2, "memory_mb": 2048}
+    return PlacementInput.model_validate(
+        {"hosts": hosts, "existing_vms": existing or [], "request": {**base, **request}}
+    )
+
+
+SPREAD = {"topology_key": ZONE, "max_skew": 1, "when_unsatisfiable": "DoNotSchedule"}
+
+
+def test_members_spread_by_counting_the_ones_reserved_before_them() -> None:
+    reservations: list[Reservation] = []
+    zones = []
+    for i in range(6):
+        request = {"name": f"spare-{i}", "anti_affinity_group": "up-1", "topology_spread": [SPREAD]}
+        inp = snapshot(request)
+        result = decide(apply_reservations(inp, reservations))
+        assert result.host is not None, result.summary
+        assert result.topology is not None
+        zones.append(str(result.topology.domains[ZONE]))
+        reservations.append(
+            Reservation.of(inp.request, result.host, None, f"s{i}", result.topology)
+        )
+    # Without the spread every one would go to the empty zone a.
+    assert sorted(zones) == ["a", "a", "b", "b", "c", "c"]
+    assert reservations[0].topology is not None
+
+
+def test_near_finds_a_spare_that_is_reserved_but_not_yet_in_the_inventory() -> None:
+    first = VmRequest(name="spare-x", cpu=2, memory_mb=2048)
+    held = [Reservation.of(first, "c-1", None, "spare-x")]
+    near = snapshot({"near": {"node": "spare-x", "topology_key": ZONE}})
+    result = decide(apply_reservations(near, held))
+    assert result.host == "c-0"
+    assert result.topology is not None and result.topology.near is not None
+    assert (result.topology.near.host, result.topology.near.domain) == ("c-1", "c")
+
+
+def test_an_unknown_near_never_fits_and_says_why() -> None:
+    result = decide(snapshot({"near": {"node": "worker-9", "topology_key": ZONE}}))
+    assert (result.host, result.error, result.never_fits) == (None, "near_unknown", True)
+    assert result.summary == "near_unknown: node 'worker-9' is not among the existing VMs"
+
+
+def test_a_near_domain_too_small_for_the_request_never_fits_and_says_so() -> None:
+    existing = [{"name": "worker-1", "host": "c-0"}]
+    request = {"cpu": 50, "near": {"vm": "worker-1", "topology_key": ZONE}}
+    result = decide(snapshot(request, existing))
+    assert result.never_fits
+    assert result.summary == (
+        "no host in the domain `near` wants could ever hold it "
+        "(no host fits: 4 not_near, 2 insufficient_cpu)"
+    )

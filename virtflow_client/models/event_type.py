@@ -1,0 +1,12 @@
+from enum import StrEnum
+
+class EventType(StrEnum):
+    SPARE_FAILED = "spare.failed"
+    SPARE_READY = "spare.ready"
+    SPARE_RELEASED = "spare.released"
+    SPARE_RELEASE_STARTED = "spare.release_started"
+    SPARE_RESERVED = "spare.reserved"
+    SPARE_VM_CREATED = "spare.vm_created"
+
+    def __str__(self) -> str:
+        return str(self.value)

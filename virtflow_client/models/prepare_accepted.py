@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..types import UNSET, Unset
+from typing import cast
+
+
+
+
+
+
+T = TypeVar("T", bound="PrepareAccepted")
+
+
+
+@_attrs_define
+class PrepareAccepted:
+    """ 
+        Attributes:
+            spare_id (str): The (first) spare
+            workflow_id (str):
+            ui_url (str):
+            spares (list[str] | Unset): Every spare of the request
+     """
+
+    spare_id: str
+    workflow_id: str
+    ui_url: str
+    spares: list[str] | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        spare_id = self.spare_id
+
+        workflow_id = self.workflow_id
+
+        ui_url = self.ui_url
+
+        spares: list[str] | Unset = UNSET
+        if not isinstance(self.spares, Unset):
+            spares = self.spares
+
+
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "spare_id": spare_id,
+            "workflow_id": workflow_id,
+            "ui_url": ui_url,
+        })
+        if spares is not UNSET:
+            field_dict["spares"] = spares
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        spare_id = d.pop("spare_id")
+
+        workflow_id = d.pop("workflow_id")
+
+        ui_url = d.pop("ui_url")
+
+        spares = cast(list[str], d.pop("spares", UNSET))
+
+
+        prepare_accepted = cls(
+            spare_id=spare_id,
+            workflow_id=workflow_id,
+            ui_url=ui_url,
+            spares=spares,
+        )
+
+
+        prepare_accepted.additional_properties = d
+        return prepare_accepted
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,261 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..models.code import Code
+from ..types import UNSET, Unset
+from typing import cast
+
+if TYPE_CHECKING:
+  from ..models.field_error import FieldError
+  from ..models.problem_inventories_type_0 import ProblemInventoriesType0
+
+
+
+
+
+T = TypeVar("T", bound="Problem")
+
+
+
+@_attrs_define
+class Problem:
+    """ RFC 9457 problem details; branch on `code`, show `detail` to people.
+
+        Attributes:
+            type_ (str): `urn:virtflow:problem:<code>`
+            title (str):
+            status (int):
+            detail (str):
+            code (Code): Stable error codes: once published, a code keeps its meaning.
+            instance (None | str | Unset): The request path
+            errors (list[FieldError] | None | Unset): 422: every bad field
+            requested (int | None | Unset): no_capacity: spares asked for
+            placeable (int | None | Unset): no_capacity: how many of them could be placed now
+            inventories (None | ProblemInventoriesType0 | Unset): inventory_unavailable: inventory -> why it is unreadable
+     """
+
+    type_: str
+    title: str
+    status: int
+    detail: str
+    code: Code
+    instance: None | str | Unset = UNSET
+    errors: list[FieldError] | None | Unset = UNSET
+    requested: int | None | Unset = UNSET
+    placeable: int | None | Unset = UNSET
+    inventories: None | ProblemInventoriesType0 | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.field_error import FieldError # noqa: PLC0415
+        from ..models.problem_inventories_type_0 import ProblemInventoriesType0 # noqa: PLC0415
+        type_ = self.type_
+
+        title = self.title
+
+        status = self.status
+
+        detail = self.detail
+
+        code = self.code.value
+
+        instance: None | str | Unset
+        if isinstance(self.instance, Unset):
+            instance = UNSET
+        else:
+            instance = self.instance
+
+        errors: list[dict[str, Any]] | None | Unset
+        if isinstance(self.errors, Unset):
+            errors = UNSET
+        elif isinstance(self.errors, list):
+            errors = []
+            for errors_type_0_item_data in self.errors:
+                errors_type_0_item = errors_type_0_item_data.to_dict()
+                errors.append(errors_type_0_item)
+
+
+        else:
+            errors = self.errors
+
+        requested: int | None | Unset
+        if isinstance(self.requested, Unset):
+            requested = UNSET
+        else:
+            requested = self.requested
+
+        placeable: int | None | Unset
+        if isinstance(self.placeable, Unset):
+            placeable = UNSET
+        else:
+            placeable = self.placeable
+
+        inventories: dict[str, Any] | None | Unset
+        if isinstance(self.inventories, Unset):
+            inventories = UNSET
+        elif isinstance(self.inventories, ProblemInventoriesType0):
+            inventories = self.inventories.to_dict()
+        else:
+            inventories = self.inventories
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "type": type_,
+            "title": title,
+            "status": status,
+            "detail": detail,
+            "code": code,
+        })
+        if instance is not UNSET:
+            field_dict["instance"] = instance
+        if errors is not UNSET:
+            field_dict["errors"] = errors
+        if requested is not UNSET:
+            field_dict["requested"] = requested
+        if placeable is not UNSET:
+            field_dict["placeable"] = placeable
+        if inventories is not UNSET:
+            field_dict["inventories"] = inventories
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.field_error import FieldError # noqa: PLC0415
+        from ..models.problem_inventories_type_0 import ProblemInventoriesType0 # noqa: PLC0415
+        d = dict(src_dict)
+        type_ = d.pop("type")
+
+        title = d.pop("title")
+
+        status = d.pop("status")
+
+        detail = d.pop("detail")
+
+        code = Code(d.pop("code"))
+
+
+
+
+        def _parse_instance(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        instance = _parse_instance(d.pop("instance", UNSET))
+
+
+        def _parse_errors(data: object) -> list[FieldError] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                errors_type_0 = []
+                _errors_type_0 = data
+                for errors_type_0_item_data in (_errors_type_0):
+                    errors_type_0_item = FieldError.from_dict(errors_type_0_item_data)
+
+
+
+                    errors_type_0.append(errors_type_0_item)
+
+                return errors_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[FieldError] | None | Unset, data)
+
+        errors = _parse_errors(d.pop("errors", UNSET))
+
+
+        def _parse_requested(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        requested = _parse_requested(d.pop("requested", UNSET))
+
+
+        def _parse_placeable(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        placeable = _parse_placeable(d.pop("placeable", UNSET))
+
+
+        def _parse_inventories(data: object) -> None | ProblemInventoriesType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                inventories_type_0 = ProblemInventoriesType0.from_dict(data)
+
+
+
+                return inventories_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | ProblemInventoriesType0 | Unset, data)
+
+        inventories = _parse_inventories(d.pop("inventories", UNSET))
+
+
+        problem = cls(
+            type_=type_,
+            title=title,
+            status=status,
+            detail=detail,
+            code=code,
+            instance=instance,
+            errors=errors,
+            requested=requested,
+            placeable=placeable,
+            inventories=inventories,
+        )
+
+
+        problem.additional_properties = d
+        return problem
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

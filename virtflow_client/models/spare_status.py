@@ -1,0 +1,336 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..models.phase import Phase
+from ..types import UNSET, Unset
+from typing import cast
+
+if TYPE_CHECKING:
+  from ..models.placed_topology import PlacedTopology
+  from ..models.step_record import StepRecord
+  from ..models.vm_facts import VmFacts
+
+
+
+
+
+T = TypeVar("T", bound="SpareStatus")
+
+
+
+@_attrs_define
+class SpareStatus:
+    """ The answer of the `status` query, also what `GET /spare/{id}` shows.
+
+        Attributes:
+            spare_id (str):
+            cluster (str):
+            pool (None | str | Unset):
+            phase (Phase | Unset):
+            host (None | str | Unset):
+            vmid (int | None | Unset):
+            topology (None | PlacedTopology | Unset):
+            vm (None | Unset | VmFacts):
+            waiting_for (list[str] | Unset):
+            error (None | str | Unset):
+            disabled_receivers (list[str] | Unset):
+            undelivered (list[str] | Unset):
+            steps (list[StepRecord] | Unset):
+     """
+
+    spare_id: str
+    cluster: str
+    pool: None | str | Unset = UNSET
+    phase: Phase | Unset = UNSET
+    host: None | str | Unset = UNSET
+    vmid: int | None | Unset = UNSET
+    topology: None | PlacedTopology | Unset = UNSET
+    vm: None | Unset | VmFacts = UNSET
+    waiting_for: list[str] | Unset = UNSET
+    error: None | str | Unset = UNSET
+    disabled_receivers: list[str] | Unset = UNSET
+    undelivered: list[str] | Unset = UNSET
+    steps: list[StepRecord] | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.placed_topology import PlacedTopology # noqa: PLC0415
+        from ..models.step_record import StepRecord # noqa: PLC0415
+        from ..models.vm_facts import VmFacts # noqa: PLC0415
+        spare_id = self.spare_id
+
+        cluster = self.cluster
+
+        pool: None | str | Unset
+        if isinstance(self.pool, Unset):
+            pool = UNSET
+        else:
+            pool = self.pool
+
+        phase: str | Unset = UNSET
+        if not isinstance(self.phase, Unset):
+            phase = self.phase.value
+
+
+        host: None | str | Unset
+        if isinstance(self.host, Unset):
+            host = UNSET
+        else:
+            host = self.host
+
+        vmid: int | None | Unset
+        if isinstance(self.vmid, Unset):
+            vmid = UNSET
+        else:
+            vmid = self.vmid
+
+        topology: dict[str, Any] | None | Unset
+        if isinstance(self.topology, Unset):
+            topology = UNSET
+        elif isinstance(self.topology, PlacedTopology):
+            topology = self.topology.to_dict()
+        else:
+            topology = self.topology
+
+        vm: dict[str, Any] | None | Unset
+        if isinstance(self.vm, Unset):
+            vm = UNSET
+        elif isinstance(self.vm, VmFacts):
+            vm = self.vm.to_dict()
+        else:
+            vm = self.vm
+
+        waiting_for: list[str] | Unset = UNSET
+        if not isinstance(self.waiting_for, Unset):
+            waiting_for = self.waiting_for
+
+
+
+        error: None | str | Unset
+        if isinstance(self.error, Unset):
+            error = UNSET
+        else:
+            error = self.error
+
+        disabled_receivers: list[str] | Unset = UNSET
+        if not isinstance(self.disabled_receivers, Unset):
+            disabled_receivers = self.disabled_receivers
+
+
+
+        undelivered: list[str] | Unset = UNSET
+        if not isinstance(self.undelivered, Unset):
+            undelivered = self.undelivered
+
+
+
+        steps: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.steps, Unset):
+            steps = []
+            for steps_item_data in self.steps:
+                steps_item = steps_item_data.to_dict()
+                steps.append(steps_item)
+
+
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "spare_id": spare_id,
+            "cluster": cluster,
+        })
+        if pool is not UNSET:
+            field_dict["pool"] = pool
+        if phase is not UNSET:
+            field_dict["phase"] = phase
+        if host is not UNSET:
+            field_dict["host"] = host
+        if vmid is not UNSET:
+            field_dict["vmid"] = vmid
+        if topology is not UNSET:
+            field_dict["topology"] = topology
+        if vm is not UNSET:
+            field_dict["vm"] = vm
+        if waiting_for is not UNSET:
+            field_dict["waiting_for"] = waiting_for
+        if error is not UNSET:
+            field_dict["error"] = error
+        if disabled_receivers is not UNSET:
+            field_dict["disabled_receivers"] = disabled_receivers
+        if undelivered is not UNSET:
+            field_dict["undelivered"] = undelivered
+        if steps is not UNSET:
+            field_dict["steps"] = steps
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.placed_topology import PlacedTopology # noqa: PLC0415
+        from ..models.step_record import StepRecord # noqa: PLC0415
+        from ..models.vm_facts import VmFacts # noqa: PLC0415
+        d = dict(src_dict)
+        spare_id = d.pop("spare_id")
+
+        cluster = d.pop("cluster")
+
+        def _parse_pool(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        pool = _parse_pool(d.pop("pool", UNSET))
+
+
+        _phase = d.pop("phase", UNSET)
+        phase: Phase | Unset
+        if isinstance(_phase,  Unset):
+            phase = UNSET
+        else:
+            phase = Phase(_phase)
+
+
+
+
+        def _parse_host(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        host = _parse_host(d.pop("host", UNSET))
+
+
+        def _parse_vmid(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        vmid = _parse_vmid(d.pop("vmid", UNSET))
+
+
+        def _parse_topology(data: object) -> None | PlacedTopology | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                topology_type_0 = PlacedTopology.from_dict(data)
+
+
+
+                return topology_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | PlacedTopology | Unset, data)
+
+        topology = _parse_topology(d.pop("topology", UNSET))
+
+
+        def _parse_vm(data: object) -> None | Unset | VmFacts:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                vm_type_0 = VmFacts.from_dict(data)
+
+
+
+                return vm_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | VmFacts, data)
+
+        vm = _parse_vm(d.pop("vm", UNSET))
+
+
+        waiting_for = cast(list[str], d.pop("waiting_for", UNSET))
+
+
+        def _parse_error(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        error = _parse_error(d.pop("error", UNSET))
+
+
+        disabled_receivers = cast(list[str], d.pop("disabled_receivers", UNSET))
+
+
+        undelivered = cast(list[str], d.pop("undelivered", UNSET))
+
+
+        _steps = d.pop("steps", UNSET)
+        steps: list[StepRecord] | Unset = UNSET
+        if _steps is not UNSET:
+            steps = []
+            for steps_item_data in _steps:
+                steps_item = StepRecord.from_dict(steps_item_data)
+
+
+
+                steps.append(steps_item)
+
+
+        spare_status = cls(
+            spare_id=spare_id,
+            cluster=cluster,
+            pool=pool,
+            phase=phase,
+            host=host,
+            vmid=vmid,
+            topology=topology,
+            vm=vm,
+            waiting_for=waiting_for,
+            error=error,
+            disabled_receivers=disabled_receivers,
+            undelivered=undelivered,
+            steps=steps,
+        )
+
+
+        spare_status.additional_properties = d
+        return spare_status
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

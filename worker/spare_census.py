@@ -1,0 +1,54 @@
+"""How many spares are in each phase now, counted in Temporal visibility.
+
+Counters kept by each worker reset when it restarts and split across replicas; the search
+attribute `VirtflowPhase` of the running `PrepareSpare` workflows is the truth. Every
+`census_every_seconds` the worker counts them per phase and sets the gauge `virtflow_spares`
+(every replica reports the same numbers: dashboards take `max by (phase)`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from temporalio.client import Client
+from temporalio.common import MetricMeter
+from temporalio.service import RPCError
+
+from activities import metrics
+from contracts.common import PHASE
+from contracts.spare import Phase
+
+log = logging.getLogger(__name__)
+
+# Phases a running spare can be in (ended ones are counted by their close status).
+RUNNING_PHASES = [p for p in Phase if p not in (Phase.RELEASED, Phase.FAILED, Phase.CANCELLED)]
+
+
+async def count_spares(client: Client, task_queue: str) -> dict[str, int]:
+    """Running PrepareSpare workflows of this task queue per phase."""
+    counts: dict[str, int] = {}
+    for phase in RUNNING_PHASES:
+        query = (
+            f"WorkflowType = 'PrepareSpare' AND ExecutionStatus = 'Running' AND "
+            f"TaskQueue = '{task_queue}' AND {PHASE.name} = '{phase.value}'"
+        )
+        counts[phase.value] = (await client.count_workflows(query)).count
+    return counts
+
+
+async def record_census(client: Client, meter: MetricMeter, task_queue: str) -> dict[str, int]:
+    counts = await count_spares(client, task_queue)
+    for phase, count in counts.items():
+        metrics.spares_in_phase(meter, phase, count)
+    return counts
+
+
+async def census_loop(client: Client, meter: MetricMeter, task_queue: str, every: float) -> None:
+    """Until cancelled; a failed count is logged and tried again next time."""
+    while True:
+        try:
+            await record_census(client, meter, task_queue)
+        except RPCError as err:
+            log.warning("spare census: Temporal visibility did not answer: %s", err)
+        await asyncio.sleep(every)
