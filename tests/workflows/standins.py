@@ -25,6 +25,7 @@ from activities.kubernetes import (
 from activities.ledger import LedgerActivities
 from activities.notify import NotifyActivities, PlanNotificationsInput, PlanNotificationsResult
 from activities.provisioning import CreateVmInput, DestroyVmInput, ProvisioningActivities
+from activities.spare_ids import EarlierRunInput, EarlierRunResult, SpareIdActivities
 from contracts.ledger import FreeInput, FreeResult, Reservation, ReserveInput, ReserveResult
 from contracts.vm import VmFacts
 
@@ -57,6 +58,10 @@ class StandIns:
         @standin(NotifyActivities.plan_notifications)
         async def plan_notifications(inp: PlanNotificationsInput) -> PlanNotificationsResult:
             return PlanNotificationsResult(routes=[])
+
+        @standin(SpareIdActivities.earlier_run)
+        async def earlier_run(inp: EarlierRunInput) -> EarlierRunResult:
+            return EarlierRunResult()  # the first run of its id
 
         @standin(LedgerActivities.reserve_capacity)
         async def reserve_capacity(inp: ReserveInput) -> ReserveResult:
@@ -110,6 +115,7 @@ class StandIns:
 
         return [
             plan_notifications,
+            earlier_run,
             reserve_capacity,
             free_capacity,
             create_vm,
