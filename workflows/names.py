@@ -11,6 +11,8 @@ RECONCILE_SPARES = "ReconcileSpares"
 # The Temporal Schedule that runs ReconcileSpares (worker/schedules.py).
 RECONCILE_SCHEDULE_ID = "virtflow-reconcile-spares"
 SCHEDULE_HOST = "ScheduleHost"
+# Signal from a replacement spare, once Ready, to the unhealthy spare it replaces.
+REPLACEMENT_READY_SIGNAL = "replacement_ready"
 
 CLUSTER = SearchAttributeKey.for_keyword("VirtflowCluster")
 POOL = SearchAttributeKey.for_keyword("VirtflowPool")

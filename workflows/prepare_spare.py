@@ -9,6 +9,7 @@ On failure or cancellation after any step the work done so far is undone in reve
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import timedelta
 
 from pydantic import ValidationError
@@ -18,6 +19,7 @@ from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
     ChildWorkflowError,
+    FailureError,
     is_cancelled_exception,
 )
 from temporalio.exceptions import (
@@ -26,6 +28,7 @@ from temporalio.exceptions import (
 
 with workflow.unsafe.imports_passed_through():
     from activities import metrics
+    from activities.drain_models import DRAIN_BLOCKED, DrainNodeResult
     from activities.kubernetes import (
         SPARE_LABEL,
         CheckNodeReadyInput,
@@ -54,8 +57,9 @@ with workflow.unsafe.imports_passed_through():
     )
     from placement.models import VmRequest
     from placement.reservations import Reservation
-    from webhooks.events import EventType, TopologyInfo, VmInfo
+    from webhooks.events import BlockingBudget, DrainInfo, EventType, TopologyInfo, VmInfo
 
+from .held_spare import HeldSpare
 from .ledger_calls import free_reservation
 from .names import (
     ANY_POOL,
@@ -65,6 +69,7 @@ from .names import (
     POOL,
     PREPARE_SPARE,
     RELEASE_SPARE,
+    REPLACEMENT_READY_SIGNAL,
     ledger_workflow_id,
 )
 from .names import release_workflow_id as release_id
@@ -73,6 +78,7 @@ from .release_models import ReleaseInput, ReleaseResult
 from .spare_models import (
     Phase,
     ReleaseRequest,
+    ReplacementReady,
     SpareRequest,
     SpareResult,
     SpareStatus,
@@ -126,6 +132,7 @@ class PrepareSpare:
         self._pending_attributes: dict[str, SearchAttributeUpdate] = {}
         self._publishing: asyncio.Future[None] | None = None
         self._attributes_wait = False
+        self._held: HeldSpare | None = None
 
     # --- messages -------------------------------------------------------------------------
 
@@ -156,6 +163,11 @@ class PrepareSpare:
         # A signal cannot be refused: if it comes early, it is honoured as soon as Ready.
         if self._release is None:
             self._release = req
+
+    @workflow.signal(name=REPLACEMENT_READY_SIGNAL)
+    def replacement_ready(self, msg: ReplacementReady) -> None:
+        if self._held is not None:
+            self._held.replacement_ready(msg)
 
     @workflow.signal(name=CAPACITY_GRANTED_SIGNAL)
     def capacity_granted(self, reservation: Reservation) -> None:
@@ -207,6 +219,8 @@ class PrepareSpare:
             await self._wait_ready(spare_id, req)
             self._enter(Phase.READY, "ready; held until released or the TTL expires")
             self._notifier.send(EventType.READY, host=vm.host, vm=_vm_info(vm))
+            if req.replaces:
+                await self._tell_replaced(req.replaces, spare_id, vm.host)
 
             reason = await self._hold(req)
         except SpareFailed as failure:
@@ -229,12 +243,36 @@ class PrepareSpare:
 
         self._enter(Phase.RELEASING, reason)
         self._notifier.send(EventType.RELEASE_STARTED, host=vm.host, vm=_vm_info(vm), reason=reason)
-        released = await self._run_release(spare_id, req, reservation.host, reason)
-        self._enter(
-            Phase.RELEASED,
-            f"evicted {len(released.evicted)} pods" + _not_evicted(released),
+        try:
+            released = await self._run_release(spare_id, req, reservation.host, reason)
+        except ChildWorkflowError as err:
+            blocked = _drain_blocked(err)
+            if blocked is None:
+                raise
+            # Policy fail: the Node stays cordoned and the VM stays, for a person to look at.
+            self._status.drain = blocked
+            self._status.error = _reason(err)
+            self._enter(Phase.FAILED, self._status.error)
+            self._notifier.send(
+                EventType.FAILED,
+                host=vm.host,
+                vm=_vm_info(vm),
+                reason=self._status.error,
+                drain=_drain_info(blocked),
+            )
+            await self._notifier.drain()
+            raise ApplicationError(
+                self._status.error, type=DRAIN_BLOCKED, non_retryable=True
+            ) from None
+        self._status.drain = released.drain
+        self._enter(Phase.RELEASED, _released_detail(released))
+        self._notifier.send(
+            EventType.RELEASED,
+            host=vm.host,
+            vm=_vm_info(vm),
+            reason=reason,
+            drain=_drain_info(released.drain, released.left_cordoned) if released.drain else None,
         )
-        self._notifier.send(EventType.RELEASED, host=vm.host, vm=_vm_info(vm), reason=reason)
         await self._notifier.drain()
         return SpareResult(
             spare_id=spare_id, phase=Phase.RELEASED, host=vm.host, vm=vm, reason=reason
@@ -408,16 +446,21 @@ class PrepareSpare:
             self._attributes_wait = False
 
     async def _hold(self, req: SpareRequest) -> str:
+        assert self._status is not None
         if self._leaner_history and self._release is not None:
             return self._release.reason  # asked for before Ready: nothing to wait for
+        self._held = HeldSpare(req, self._status, self._notifier, lambda: self._release, self._show)
+        return await self._held.hold()
+
+    async def _tell_replaced(self, old: str, spare_id: str, host: str) -> None:
+        """A replacement tells the spare it replaces that it is Ready (that one then goes)."""
         try:
-            await workflow.wait_condition(
-                lambda: self._release is not None, timeout=timedelta(seconds=req.ttl_seconds)
+            await workflow.get_external_workflow_handle(old).signal(
+                REPLACEMENT_READY_SIGNAL, ReplacementReady(spare_id=spare_id, host=host)
             )
-        except TimeoutError:
-            return f"TTL of {req.ttl_seconds} s expired"
-        assert self._release is not None
-        return self._release.reason
+        except FailureError as err:
+            # The old spare is gone already (released meanwhile): nothing to hand over.
+            workflow.logger.info("%s could not be told %s is ready: %s", old, spare_id, err)
 
     async def _run_release(
         self, spare_id: str, req: SpareRequest, host: str | None, reason: str
@@ -432,6 +475,7 @@ class PrepareSpare:
                 host=host,
                 inventory=req.inventory,
                 drain_timeout_seconds=req.drain_timeout_seconds,
+                drain_policy=req.drain_policy,
                 reason=reason,
                 timeouts=req.timeouts,
             ),
@@ -467,15 +511,33 @@ class PrepareSpare:
         assert self._status is not None
         self._status.error = reason
         self._enter(Phase.COMPENSATING, reason)
+        drain: DrainInfo | None = None
         if self._vm_attempted and reservation is not None:
             # ReleaseSpare frees the reservation as its last step.
-            await self._run_release(spare_id, req, reservation.host, f"compensating: {reason}")
+            try:
+                released = await self._run_release(
+                    spare_id, req, reservation.host, f"compensating: {reason}"
+                )
+                if released.drain is not None:
+                    drain = _drain_info(released.drain, released.left_cordoned)
+            except ChildWorkflowError as err:
+                blocked = _drain_blocked(err)
+                if blocked is None:
+                    raise
+                self._status.drain = blocked
+                drain = _drain_info(blocked)
+                reason = f"{reason}; {_reason(err)}"
+                self._status.error = reason
         else:
             await free_reservation(spare_id, req.inventory, req.timeouts)
         self._enter(final, reason)
         host = vm.host if vm else (reservation.host if reservation else None)
         self._notifier.send(
-            EventType.FAILED, host=host, vm=_vm_info(vm) if vm else None, reason=reason
+            EventType.FAILED,
+            host=host,
+            vm=_vm_info(vm) if vm else None,
+            reason=reason,
+            drain=drain,
         )
 
     # --- visibility -------------------------------------------------------------------------
@@ -561,6 +623,7 @@ def vm_request_for(spare_id: str, req: SpareRequest) -> VmRequest:
         anti_affinity_scope=req.anti_affinity_scope,
         topology_spread=req.topology_spread,
         near=req.near,
+        node_name_regex=_avoiding(req.avoid_hosts),
     )
 
 
@@ -582,14 +645,52 @@ def _topology_info(reservation: Reservation) -> TopologyInfo | None:
     return None if placed is None else TopologyInfo.model_validate(placed.model_dump())
 
 
+def _avoiding(hosts: list[str]) -> str | None:
+    """A host-name pattern that matches every host but these (a replacement's exclusion)."""
+    if not hosts:
+        return None
+    return "^(?!(?:" + "|".join(re.escape(h) for h in sorted(set(hosts))) + ")$)"
+
+
 def _vm_info(vm: VmFacts) -> VmInfo:
     return VmInfo(name=vm.name, host=vm.host, ip=vm.ip, mac=vm.mac, vmid=vm.vmid)
 
 
-def _not_evicted(released: ReleaseResult) -> str:
-    return (
-        f"; not evicted in time: {', '.join(released.not_evicted)}" if released.not_evicted else ""
+def _released_detail(released: ReleaseResult) -> str:
+    if released.drain is None:
+        not_evicted = ", ".join(released.not_evicted)
+        return f"evicted {len(released.evicted)} pods" + (
+            f"; not evicted in time: {not_evicted}" if not_evicted else ""
+        )
+    left = "; VM kept, Node left cordoned (policy leave)" if released.left_cordoned else ""
+    return released.drain.summary() + left
+
+
+def _drain_info(drain: DrainNodeResult, left_cordoned: bool = False) -> DrainInfo:
+    return DrainInfo(
+        outcome=drain.outcome.value,
+        policy=drain.policy.value,
+        evicted=drain.evicted,
+        deleted=drain.deleted,
+        not_evicted=drain.skipped,
+        blocked_by=[
+            BlockingBudget(
+                namespace=b.namespace, name=b.name, disruptions_allowed=b.disruptions_allowed
+            )
+            for b in drain.blocked_by
+        ],
+        left_cordoned=left_cordoned,
     )
+
+
+def _drain_blocked(err: BaseException) -> DrainNodeResult | None:
+    """The drain's report, when a release stopped because its drain could not finish."""
+    cause: BaseException | None = err
+    while cause is not None:
+        if isinstance(cause, ApplicationError) and cause.type == DRAIN_BLOCKED and cause.details:
+            return DrainNodeResult.model_validate(cause.details[0])
+        cause = cause.__cause__
+    return None
 
 
 def _reason(err: BaseException) -> str:

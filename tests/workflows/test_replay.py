@@ -20,7 +20,7 @@ from activities.kubernetes import SPARE_LABEL
 from activities.ledger import FreeInput, LedgerActivities, ReserveInput
 from placement.models import VmRequest
 from tests.stack import Stack, wait_phase
-from worker.worker import WORKFLOWS
+from worker.worker import WORKFLOWS, workflow_runner
 from workflows.ledger import InventoryLedger
 from workflows.names import ledger_workflow_id, release_workflow_id
 from workflows.prepare_spare import PrepareSpare
@@ -32,7 +32,11 @@ RECORD = os.environ.get("VIRTFLOW_RECORD_HISTORIES") == "1"
 
 
 def replayer() -> Replayer:
-    return Replayer(workflows=WORKFLOWS, data_converter=pydantic_data_converter)
+    return Replayer(
+        workflows=WORKFLOWS,
+        data_converter=pydantic_data_converter,
+        workflow_runner=workflow_runner(),
+    )
 
 
 @pytest.mark.parametrize("path", sorted(HISTORIES.glob("*.json")), ids=lambda p: p.stem)
