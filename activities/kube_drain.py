@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from enum import StrEnum
 from typing import Any
 
 import httpx2
@@ -24,76 +23,21 @@ from lightkube import ApiError, AsyncClient
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Pod
 from lightkube.resources.policy_v1 import PodDisruptionBudget
-from pydantic import BaseModel, Field
 from temporalio.exceptions import ApplicationError
+
+from contracts.drain import (
+    BudgetRefusal,
+    DrainNodeInput,
+    DrainNodeResult,
+    DrainOutcome,
+    DrainPolicy,
+)
 
 from .timeouts import QuietHeartbeat, heartbeat_interval
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 # The API server's cause for a refused eviction: "The disruption budget NAME needs ...".
 _BUDGET_CAUSE = re.compile(r"^The disruption budget (\S+) ")
-DRAIN_BLOCKED = "DrainBlocked"
-
-
-class DrainPolicy(StrEnum):
-    FAIL = "fail"
-    FORCE = "force"
-    LEAVE = "leave"
-
-
-class BlockingBudget(BaseModel):
-    """A PodDisruptionBudget that refused an eviction, as last seen."""
-
-    namespace: str
-    name: str
-    disruptions_allowed: int | None = None
-    # The API server's words: "The disruption budget X needs 2 healthy pods and has 2 currently".
-    message: str = ""
-    pods: list[str] = Field(default_factory=list)
-
-    def describe(self) -> str:
-        allowed = "?" if self.disruptions_allowed is None else str(self.disruptions_allowed)
-        return f"{self.namespace}/{self.name} (disruptionsAllowed={allowed})"
-
-
-class DrainOutcome(StrEnum):
-    DRAINED = "drained"  # every pod evicted and gone
-    FORCED = "forced"  # what evictions could not move was deleted
-    BLOCKED = "blocked"  # pods remain at the timeout
-
-
-class DrainNodeInput(BaseModel):
-    node_name: str
-    timeout_seconds: int = Field(ge=0)
-    policy: DrainPolicy = DrainPolicy.FAIL
-    # With `force`: how long deleted pods may take to terminate, beyond the drain timeout.
-    delete_wait_seconds: int = Field(default=120, ge=0)
-    retry_interval_seconds: float = Field(default=2.0, gt=0)
-
-
-class DrainNodeResult(BaseModel):
-    outcome: DrainOutcome = DrainOutcome.DRAINED
-    policy: DrainPolicy = DrainPolicy.FAIL
-    # Evicted and gone.
-    evicted: list[str] = Field(default_factory=list)
-    # Deleted past their budgets (policy force) and gone.
-    deleted: list[str] = Field(default_factory=list)
-    # Still on the Node at the end: refused, or accepted but still terminating.
-    skipped: list[str] = Field(default_factory=list)
-    # Left alone on purpose, as `kubectl drain --ignore-daemonsets` does: DaemonSet and mirror.
-    ignored: list[str] = Field(default_factory=list)
-    blocked_by: list[BlockingBudget] = Field(default_factory=list)
-
-    def summary(self) -> str:
-        """One line for people: what moved, what stayed and which budgets held it."""
-        parts = [f"drain {self.outcome.value}: evicted {len(self.evicted)} pods"]
-        if self.deleted:
-            parts.append(f"deleted past their budgets: {', '.join(self.deleted)}")
-        if self.skipped:
-            parts.append(f"not evicted: {', '.join(self.skipped)}")
-        if self.blocked_by:
-            parts.append("blocked by " + ", ".join(b.describe() for b in self.blocked_by))
-        return "; ".join(parts)
 
 
 def pod_key(pod: Pod) -> str:
@@ -127,15 +71,16 @@ def blocking_budget_name(exc: ApiError) -> str | None:
 class _Drain:
     """One drain's state: pods to evict, pods terminating (by uid), budgets in the way."""
 
-    def __init__(self, client: AsyncClient, inp: DrainNodeInput) -> None:
+    def __init__(self, client: AsyncClient, inp: DrainNodeInput, policy: DrainPolicy) -> None:
         self.client = client
         self.inp = inp
+        self.policy = policy
         self.to_evict: dict[str, Pod] = {}
         self.terminating: dict[str, str] = {}  # key -> uid of the pod we asked to go
         self.forced: set[str] = set()
         self.gone: list[str] = []
         self.ignored: list[str] = []
-        self.budgets: dict[tuple[str, str], BlockingBudget] = {}
+        self.budgets: dict[tuple[str, str], BudgetRefusal] = {}
 
     async def pods_on_node(self) -> list[Pod]:
         listing = self.client.list(Pod, namespace="*", fields={"spec.nodeName": self.inp.node_name})
@@ -187,7 +132,7 @@ class _Drain:
 
     async def _note_budget(self, namespace: str, name: str, key: str, exc: ApiError) -> None:
         budget = self.budgets.setdefault(
-            (namespace, name), BlockingBudget(namespace=namespace, name=name)
+            (namespace, name), BudgetRefusal(namespace=namespace, name=name)
         )
         causes = exc.status.details.causes if exc.status and exc.status.details else None
         budget.message = next(
@@ -231,7 +176,7 @@ class _Drain:
     def done(self) -> bool:
         return not self.to_evict and not self.terminating
 
-    def blocked_by(self) -> list[BlockingBudget]:
+    def blocked_by(self) -> list[BudgetRefusal]:
         return [b for _, b in sorted(self.budgets.items()) if b.pods]
 
     def progress(self) -> dict[str, Any]:
@@ -245,7 +190,7 @@ class _Drain:
     def result(self, outcome: DrainOutcome) -> DrainNodeResult:
         return DrainNodeResult(
             outcome=outcome,
-            policy=self.inp.policy,
+            policy=self.policy,
             evicted=sorted(k for k in self.gone if k not in self.forced),
             deleted=sorted(k for k in self.gone if k in self.forced),
             skipped=sorted([*self.to_evict, *self.terminating]),
@@ -254,11 +199,14 @@ class _Drain:
         )
 
 
-async def drain_node(client: AsyncClient, inp: DrainNodeInput) -> DrainNodeResult:
+async def drain_node(
+    client: AsyncClient, inp: DrainNodeInput, default_policy: DrainPolicy = DrainPolicy.FAIL
+) -> DrainNodeResult:
     """Evict, wait for the pods to be gone, and apply the policy to what the timeout leaves."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + inp.timeout_seconds
-    drain = _Drain(client, inp)
+    policy = inp.policy or default_policy
+    drain = _Drain(client, inp, policy)
     await drain.start()
     beats = QuietHeartbeat()
     flush = asyncio.create_task(beats.flush_after_quiet())
@@ -274,7 +222,7 @@ async def drain_node(client: AsyncClient, inp: DrainNodeInput) -> DrainNodeResul
                 break  # the result says the rest: no heartbeat
             remaining = deadline - loop.time()
             if remaining <= 0:
-                if inp.policy != DrainPolicy.FORCE or forcing:
+                if policy != DrainPolicy.FORCE or forcing:
                     break
                 forcing = True
                 deadline = loop.time() + inp.delete_wait_seconds

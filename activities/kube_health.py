@@ -30,6 +30,7 @@ from .timeouts import QuietHeartbeat, heartbeat_interval
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 FIRST_RETRY_SECONDS = 0.1
 RESYNC_SECONDS = 300
+RETRY_CAP_SECONDS = 10
 # Tells a failure that will not heal (a rejected token) from one that may.
 Permanent = Callable[[httpx2.HTTPStatusError], ApplicationError | None]
 
@@ -79,9 +80,10 @@ class _Health:
         self.since: datetime | None = None
         self._resumed = resumed_since
         self.api_error: str | None = None
+        self.failure: BaseException | None = None
         self.changed = asyncio.Event()
 
-    def observe(self, node: Node | None) -> None:
+    def observe(self, node: Node | Mapping[str, Any] | None) -> None:
         self.problems = health_problems(node)
         self.known = True
         self.api_error = None
@@ -112,54 +114,107 @@ def _resumed_since() -> datetime | None:
     return None
 
 
-async def _follow(
-    client: AsyncClient, name: str, health: _Health, poll: float, permanent: Permanent
-) -> None:
-    """List, then watch from the list's version; on failure re-list after a backoff."""
-    delay = FIRST_RETRY_SECONDS
-    while True:
-        try:
-            listing = client.list(Node, fields={"metadata.name": name})
-            nodes = [n async for n in listing]
-            health.observe(nodes[0] if nodes else None)
-            delay = FIRST_RETRY_SECONDS
-            watch = cast(
-                AsyncGenerator[tuple[str, Node], None],
-                client.watch(
-                    Node,
-                    fields={"metadata.name": name},
-                    resource_version=listing.resourceVersion,
-                    server_timeout=RESYNC_SECONDS,
-                ),
-            )
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(RESYNC_SECONDS + 30), contextlib.aclosing(watch):
-                    async for event, node in watch:
-                        health.observe(None if event == "DELETED" else node)
-            continue
-        except httpx2.HTTPStatusError as exc:
-            if (failure := permanent(exc)) is not None:
-                raise failure from exc
-            code = exc.response.status_code
-            if code == 410:
+class NodeWatchHub:
+    """One list and watch of every spare Node per worker, shared by all the health watches
+    the worker runs: a held spare costs no connection of its own (a client's pool is
+    bounded, and hundreds of held spares must not starve the other Kubernetes calls)."""
+
+    def __init__(self, client: Callable[[], AsyncClient], labels: dict[str, str]) -> None:
+        self._client = client
+        self._labels = labels
+        self._subscribers: dict[str, set[_Health]] = {}
+        self._nodes: dict[str, Node] = {}
+        self._synced = False
+        self._task: asyncio.Task[None] | None = None
+        self.permanent: Permanent = lambda exc: None
+
+    def subscribe(self, name: str, health: _Health) -> None:
+        self._subscribers.setdefault(name, set()).add(health)
+        if self._synced:
+            health.observe(self._nodes.get(name))
+        if self._task is None or self._task.done():
+            self._synced = False
+            self._task = asyncio.create_task(self._run(), name="virtflow-node-watch")
+
+    def unsubscribe(self, name: str, health: _Health) -> None:
+        watchers = self._subscribers.get(name, set())
+        watchers.discard(health)
+        if not watchers:
+            self._subscribers.pop(name, None)
+        if not self._subscribers and self._task is not None:
+            self._task.cancel()  # nobody is held: no watch
+            self._task = None
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    def _tell(self, name: str) -> None:
+        for health in self._subscribers.get(name, ()):
+            health.observe(self._nodes.get(name))
+
+    def _fail(self, error: str | None = None, failure: BaseException | None = None) -> None:
+        for watchers in self._subscribers.values():
+            for health in watchers:
+                health.api_error = error
+                health.failure = failure
+                health.changed.set()
+
+    async def _run(self) -> None:
+        """List, then watch from the list's version; on failure re-list after a backoff."""
+        delay = FIRST_RETRY_SECONDS
+        while True:
+            try:
+                client = self._client()
+                listing = client.list(Node, labels=self._labels)  # type: ignore[arg-type]
+                self._nodes = {
+                    n.metadata.name: n async for n in listing if n.metadata and n.metadata.name
+                }
+                self._synced = True
+                for name in list(self._subscribers):
+                    self._tell(name)
+                delay = FIRST_RETRY_SECONDS
+                watch = cast(
+                    AsyncGenerator[tuple[str, Node], None],
+                    client.watch(
+                        Node,
+                        labels=self._labels,  # type: ignore[arg-type]
+                        resource_version=listing.resourceVersion,
+                        server_timeout=RESYNC_SECONDS,
+                    ),
+                )
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(RESYNC_SECONDS + 30), contextlib.aclosing(watch):
+                        async for event, node in watch:
+                            if node.metadata is None or node.metadata.name is None:
+                                continue
+                            name = node.metadata.name
+                            if event == "DELETED":
+                                self._nodes.pop(name, None)
+                            else:
+                                self._nodes[name] = node
+                            self._tell(name)
                 continue
-            health.api_error = f"HTTP {code}"
-        except (httpx2.HTTPError, OSError, ValueError) as exc:
-            health.api_error = type(exc).__name__
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, poll)
+            except httpx2.HTTPStatusError as exc:
+                if (failure := self.permanent(exc)) is not None:
+                    self._fail(failure=failure)
+                    return
+                if exc.response.status_code == 410:
+                    continue
+                self._fail(f"HTTP {exc.response.status_code}")
+            except (httpx2.HTTPError, OSError, ValueError) as exc:
+                self._fail(type(exc).__name__)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_CAP_SECONDS)
 
 
-async def watch_node_health(
-    client: AsyncClient, inp: WatchNodeHealthInput, permanent: Permanent
-) -> NodeHealthResult:
+async def watch_node_health(hub: NodeWatchHub, inp: WatchNodeHealthInput) -> NodeHealthResult:
     health = _Health(_resumed_since())
     beats = QuietHeartbeat()
     every = heartbeat_interval(inp.poll_hint_seconds)
     beating = asyncio.create_task(beats.keep_beating(every, health.details))
-    following = asyncio.create_task(
-        _follow(client, inp.node_name, health, inp.poll_hint_seconds, permanent)
-    )
+    hub.subscribe(inp.node_name, health)
     try:
         while True:
             timeout: float | None = None
@@ -178,8 +233,8 @@ async def watch_node_health(
             health.changed.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(health.changed.wait(), timeout)
-            if following.done():
-                following.result()  # a permanent failure surfaces here
+            if health.failure is not None:
+                raise health.failure  # a permanent failure of the shared watch
     finally:
         beating.cancel()
-        following.cancel()
+        hub.unsubscribe(inp.node_name, health)

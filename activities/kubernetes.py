@@ -28,11 +28,13 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from contracts.drain import DrainNodeInput, DrainNodeResult, DrainOutcome, DrainPolicy
 from contracts.spare import CLUSTER_LABEL, SPARE_LABEL
 
-from .kube_drain import DrainNodeInput, DrainNodeResult, drain_node
+from .kube_drain import drain_node
 from .kube_health import (
     NodeHealthResult,
+    NodeWatchHub,
     WatchNodeHealthInput,
     health_problems,
     watch_node_health,
@@ -58,6 +60,12 @@ BLOCKING_TAINTS = (
 )
 # Where a Pod's service account token, CA and namespace are mounted.
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+# The Event recorded on the Node after a drain: reason and type.
+_DRAIN_EVENTS = {
+    DrainOutcome.DRAINED: ("Drained", "Normal"),
+    DrainOutcome.FORCED: ("DrainForced", "Warning"),
+    DrainOutcome.BLOCKED: ("DrainBlocked", "Warning"),
+}
 # The first re-list after a failure; later ones back off up to the poll hint.
 FIRST_RETRY_SECONDS = 0.1
 # Codes a caller can act on (gone, exists, throttled, expired): never a permanent failure.
@@ -217,10 +225,16 @@ class KubernetesActivities:
         kubeconfig: Path | None,
         adopter: NodeAdopter | None = None,
         service_account: Path = SERVICE_ACCOUNT_DIR,
+        drain_policy: DrainPolicy = DrainPolicy.FAIL,
     ) -> None:
         self._kubeconfig = kubeconfig
         self._service_account = service_account
+        # The site's answer to a drain that cannot finish, unless the request says otherwise.
+        self._drain_policy = drain_policy
         self._client: AsyncClient | None = None
+        # Held spares' Nodes, watched once for the whole worker.
+        self._hub = NodeWatchHub(self._kube, {SPARE_LABEL: "true"})
+        self._hub.permanent = _permanent
         # Set where spares join from site templates (bootstrap tokens, labels, taints).
         self.adopter = adopter
 
@@ -244,6 +258,7 @@ class KubernetesActivities:
         return self._kube()
 
     async def close(self) -> None:
+        self._hub.stop()
         if self._client is not None:
             await self._client.close()
             self._client = None
@@ -357,15 +372,9 @@ class KubernetesActivities:
         """Evict every pod but DaemonSet and mirror pods and wait until they are gone; retry
         refusals until the timeout, then apply the drain policy (see activities/kube_drain)."""
         with _classified():
-            result = await drain_node(self._kube(), inp)
-        if result.blocked_by:
-            budgets = ", ".join(b.describe() for b in result.blocked_by)
-            await self._record_event(
-                inp.node_name, "DrainBlocked", f"virtflow: drain blocked by {budgets}", "Warning"
-            )
-        await self._record_event(
-            inp.node_name, f"Drain{result.outcome.value.title()}", result.summary()
-        )
+            result = await drain_node(self._kube(), inp, self._drain_policy)
+        reason, kind = _DRAIN_EVENTS[result.outcome]
+        await self._record_event(inp.node_name, reason, f"virtflow: {result.summary()}", kind)
         return result
 
     @activity.defn
@@ -373,7 +382,7 @@ class KubernetesActivities:
         """While a spare is held: return once its Node has been unhealthy for the configured
         time (or, with until="healthy", once it is healthy again). Heartbeats meanwhile;
         cancelled when the hold ends."""
-        result = await watch_node_health(self._kube(), inp, _permanent)
+        result = await watch_node_health(self._hub, inp)
         if not result.healthy:
             await self._record_event(
                 inp.node_name,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
@@ -422,7 +422,7 @@ async def release_spare(client: Client, spare_id: str, request: ReleaseRequest) 
     handle, run_status = await _describe_spare(client, spare_id)
     if run_status != WorkflowExecutionStatus.RUNNING:
         raise _ended(spare_id, run_status, "release")
-    with temporal_errors(spare_id):
+    async with _ending_meanwhile(client, spare_id, "release"):
         try:
             update = await handle.start_update(
                 RELEASE_UPDATE,
@@ -436,6 +436,20 @@ async def release_spare(client: Client, spare_id: str, request: ReleaseRequest) 
         except TimeoutError:
             pass
     return await _query_status(handle, spare_id)
+
+
+@contextlib.asynccontextmanager
+async def _ending_meanwhile(client: Client, spare_id: str, what: str) -> AsyncIterator[None]:
+    """Temporal's errors, where a spare that ended between our look and our call (the server
+    answers NOT_FOUND) is the ended spare it now is, not a missing one."""
+    try:
+        with temporal_errors(spare_id):
+            yield
+    except SpareNotFound:
+        _, run_status = await _describe_spare(client, spare_id)
+        if run_status == WorkflowExecutionStatus.RUNNING:
+            raise
+        raise _ended(spare_id, run_status, what) from None
 
 
 async def _release_refused(handle: WorkflowHandle[object, object], spare_id: str) -> SpareConflict:
@@ -464,5 +478,5 @@ async def cancel_spare(client: Client, spare_id: str) -> None:
         raise SpareConflict(
             f"spare {spare_id} is already released, nothing to cancel", Code.ALREADY_RELEASED
         )
-    with temporal_errors(spare_id):
+    async with _ending_meanwhile(client, spare_id, "cancel"):
         await handle.cancel()

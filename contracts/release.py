@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from .drain import DrainNodeResult, DrainPolicy
 from .timeouts import ActivityTimeouts
 
 RELEASE_SPARE = "ReleaseSpare"
@@ -23,6 +24,8 @@ class ReleaseInput(BaseModel):
     host: str | None = None
     inventory: str = "default"
     drain_timeout_seconds: int = Field(default=600, ge=1)
+    # None: the worker's `drain_policy` (the drain activity applies it).
+    drain_policy: DrainPolicy | None = None
     reason: str = "released"
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
 
@@ -32,3 +35,6 @@ class ReleaseResult(BaseModel):
     evicted: list[str] = Field(default_factory=list)
     not_evicted: list[str] = Field(default_factory=list)
     freed: bool = False
+    drain: DrainNodeResult | None = None
+    # Drain policy `leave`: the VM was kept and its Node left cordoned.
+    left_cordoned: bool = False

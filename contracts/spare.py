@@ -3,12 +3,15 @@ and the builders that turn a request into what the ledger and the provisioner ta
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
+from contracts.drain import DrainNodeResult, DrainPolicy
 from contracts.ledger import Reservation
 from placement.models import (
     LabelMap,
@@ -31,6 +34,8 @@ STATUS_QUERY = "status"
 RELEASE_UPDATE = "release"
 # The release that cannot be refused: honoured as soon as the spare is Ready.
 REQUEST_RELEASE_SIGNAL = "request_release"
+# Signal from a replacement spare, once Ready, to the unhealthy spare it replaces.
+REPLACEMENT_READY_SIGNAL = "replacement_ready"
 
 # Labels of a spare's VM and Node: the reconciler finds orphans by SPARE_LABEL.
 SPARE_LABEL = "virtflow.io/spare"
@@ -95,6 +100,17 @@ class SpareRequest(VmShape):
     create_timeout_seconds: int = Field(default=1200, ge=1, le=7 * 24 * 3600)
     ready_timeout_seconds: int = Field(default=900, ge=1, le=7 * 24 * 3600)
     drain_timeout_seconds: int = Field(default=600, ge=1, le=24 * 3600)
+    # What a drain that cannot finish in time leads to; None: the worker's `drain_policy`.
+    drain_policy: DrainPolicy | None = None
+    # While held: a Node unhealthy this long is reported (spare.unhealthy), and replaced when
+    # on_unhealthy is "replace" and at most max_unhealthy of the cluster's spares are unhealthy.
+    unhealthy_after_seconds: int = Field(default=300, ge=1, le=7 * 24 * 3600)
+    on_unhealthy: Literal["notify", "replace"] = "notify"
+    max_unhealthy: int = Field(default=1, ge=0, le=10_000)
+    # Hosts the VM must not be placed on (a replacement avoids its predecessor's host).
+    avoid_hosts: list[str] = Field(default_factory=list, max_length=64)
+    # The spare this one replaces: told when this one is Ready.
+    replaces: str | None = Field(default=None, max_length=NODE_NAME_MAX)
     ttl_seconds: int = Field(default=6 * 3600, ge=1, le=30 * 24 * 3600)
     # Receivers are named in the worker's configuration; None means every configured one.
     receivers: list[str] | None = Field(default=None, max_length=32)
@@ -146,6 +162,7 @@ class SpareRequest(VmShape):
             anti_affinity_scope=self.anti_affinity_scope,
             topology_spread=self.topology_spread,
             near=self.near,
+            node_name_regex=_avoiding(self.avoid_hosts),
             **self.shape(),
         )
 
@@ -170,6 +187,13 @@ class SpareRequest(VmShape):
         """The one line the Temporal UI shows for the spare."""
         gpu = f", {self.gpu} GPU" if self.gpu else ""
         return f"spare for {self.cluster}: {self.cpu} CPU, {self.memory_mb} MiB{gpu}"
+
+
+def _avoiding(hosts: list[str]) -> str | None:
+    """A host-name pattern that matches every host but these (a replacement's exclusion)."""
+    if not hosts:
+        return None
+    return "^(?!(?:" + "|".join(re.escape(h) for h in sorted(set(hosts))) + ")$)"
 
 
 class StepRecord(BaseModel):
@@ -197,6 +221,19 @@ class SpareStatus(BaseModel):
     # Deliveries and publishes that gave up (refused, or retries exhausted), with the reason.
     undelivered: list[str] = Field(default_factory=list)
     steps: list[StepRecord] = Field(default_factory=list)
+    # While held: what is wrong with the Node, once that has lasted unhealthy_after_seconds.
+    unhealthy: str | None = None
+    unhealthy_since: datetime | None = None
+    replaced_by: str | None = None
+    # How the release's drain went.
+    drain: DrainNodeResult | None = None
+
+
+class ReplacementReady(BaseModel):
+    """Signal from a replacement spare to the spare it replaces: it is Ready."""
+
+    spare_id: str
+    host: str | None = None
 
 
 class SpareResult(BaseModel):

@@ -24,6 +24,7 @@ from activities.event_bus import EventBusConfig
 from activities.notify import ReceiverConfig
 from activities.vm_templates import SiteTemplates, VmTemplate
 from contracts.common import TASK_QUEUE
+from contracts.drain import DrainPolicy
 from playbooks import PLAYBOOK_DIR
 
 CONFIG_ENV = "VIRTFLOW_CONFIG"
@@ -93,6 +94,10 @@ class Settings(BaseSettings):
     """Kubeconfig of the cluster the spares join; unset means the in-cluster service account
     when running in a Pod, else the file named by `KUBECONFIG` (then `~/.kube/config`).
     `virtflow dev` and `demo` point it at the lab's."""
+    drain_policy: DrainPolicy = DrainPolicy.FAIL
+    """A release's drain that cannot finish in time: fail (stop, keep the VM cordoned, report
+    spare.failed), force (delete the remaining pods past their budgets) or leave (keep the VM
+    cordoned, report spare.released). A request's `drain_policy` overrides it."""
 
     provisioner: Literal["ansible", "gitlab", "http"] = "ansible"
     """How VMs are created: an Ansible playbook, a GitLab pipeline, or straight calls to a

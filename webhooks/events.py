@@ -6,6 +6,7 @@ import hashlib
 import json
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
@@ -20,6 +21,8 @@ class EventType(StrEnum):
     FAILED = "spare.failed"
     RELEASE_STARTED = "spare.release_started"
     RELEASED = "spare.released"
+    UNHEALTHY = "spare.unhealthy"
+    REPLACED = "spare.replaced"
 
 
 EVENT_DESCRIPTIONS: dict[EventType, str] = {
@@ -29,7 +32,18 @@ EVENT_DESCRIPTIONS: dict[EventType, str] = {
     EventType.READY: "The VM joined the cluster as a Ready, schedulable Node; `data.vm` is set.",
     EventType.FAILED: "The spare could not be provided; it was cleaned up. `data.reason` says why.",
     EventType.RELEASE_STARTED: "Release began (request or TTL): cordon, drain, delete, destroy.",
-    EventType.RELEASED: "The Node is gone, the VM destroyed and the capacity freed.",
+    EventType.RELEASED: (
+        "The release finished: the Node is gone, the VM destroyed and the capacity freed, or, "
+        "with drain policy `leave`, the Node kept cordoned (`data.drain.left_cordoned`)."
+    ),
+    EventType.UNHEALTHY: (
+        "A held spare's Node has been NotReady, Unknown or unreachable for longer than "
+        "`unhealthy_after_seconds`; `data.reason` says what is wrong."
+    ),
+    EventType.REPLACED: (
+        "An unhealthy spare's replacement is Ready on another host (`data.replacement`); "
+        "the old spare is released next."
+    ),
 }
 
 
@@ -80,6 +94,49 @@ class TopologyInfo(BaseModel):
     near: NearInfo | None = None
 
 
+class BlockingBudget(BaseModel):
+    """A PodDisruptionBudget that refused an eviction during the drain."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: str
+    name: str
+    disruptions_allowed: int | None = Field(
+        default=None, description="The budget's status.disruptionsAllowed when last read."
+    )
+
+
+class DrainInfo(BaseModel):
+    """How the release's drain went, and what the drain policy did about what remained."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    outcome: Literal["drained", "forced", "blocked"] = Field(
+        description="drained: every pod gone; forced: the rest deleted past their budgets; "
+        "blocked: pods remained at the drain timeout."
+    )
+    policy: Literal["fail", "force", "leave"]
+    evicted: list[str] = Field(default_factory=list, description="namespace/name, evicted and gone")
+    deleted: list[str] = Field(
+        default_factory=list,
+        description="Deleted past their budgets (policy force, as `kubectl drain "
+        "--disable-eviction` would)",
+    )
+    not_evicted: list[str] = Field(default_factory=list)
+    blocked_by: list[BlockingBudget] = Field(default_factory=list)
+    left_cordoned: bool = Field(
+        default=False, description="policy leave: the VM was kept and its Node left cordoned"
+    )
+
+
+class Replacement(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    old: str = Field(description="The unhealthy spare's id.")
+    new: str = Field(description="The replacement spare's id (its own events follow).")
+    new_host: str | None = None
+
+
 class SpareEventData(BaseModel):
     """What happened to which spare: the `data` object of every event."""
 
@@ -94,6 +151,8 @@ class SpareEventData(BaseModel):
     topology: TopologyInfo | None = Field(
         default=None, description="On spare.reserved, when the request named a topology."
     )
+    drain: DrainInfo | None = None
+    replacement: Replacement | None = None
 
 
 class SpareEvent(BaseModel):
@@ -125,7 +184,12 @@ class SpareEvent(BaseModel):
         ).encode("utf-8")
 
 
-def webhook_id(spare_id: str, run_id: str, event: EventType) -> str:
-    """Deterministic per (spare, run, event), so every retry carries the same idempotency key."""
-    key = json.dumps([spare_id, run_id, str(event)], separators=(",", ":"))
+def webhook_id(spare_id: str, run_id: str, event: EventType, occurrence: int = 0) -> str:
+    """Deterministic per (spare, run, event), so every retry carries the same idempotency key.
+
+    An event that can happen more than once per run (spare.unhealthy after a recovery) counts
+    its occurrences from 0; the first keeps the key every other event has.
+    """
+    parts: list[str | int] = [spare_id, run_id, str(event)]
+    key = json.dumps([*parts, occurrence] if occurrence else parts, separators=(",", ":"))
     return "msg_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]

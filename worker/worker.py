@@ -85,7 +85,7 @@ def build_activities(
         inventories=inventories,
         policy=load_policy(settings.policy_path) if settings.policy_path else None,
     )
-    kube = KubernetesActivities(settings.kubeconfig)
+    kube = KubernetesActivities(settings.kubeconfig, drain_policy=settings.drain_policy)
     joiner = None
     if settings.vm_templates:
         # Spares join from the site's templates: a bootstrap token per spare, the Node adopted.
@@ -139,6 +139,12 @@ SANDBOX_PASSTHROUGH = (
 )
 
 
+def workflow_runner() -> SandboxedWorkflowRunner:
+    """The sandbox the worker runs workflows in; replay tests replay in the same one."""
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*SANDBOX_PASSTHROUGH)
+    return SandboxedWorkflowRunner(restrictions=restrictions)
+
+
 def build_worker(
     settings: Settings,
     client: Client,
@@ -147,14 +153,13 @@ def build_worker(
     extra_workflows: Sequence[type] = (),
     extra_activities: Sequence[Callable[..., Any]] = (),
 ) -> Worker:
-    restrictions = SandboxRestrictions.default.with_passthrough_modules(*SANDBOX_PASSTHROUGH)
     return Worker(
         client,
         task_queue=task_queue or settings.task_queue,
         workflows=[*WORKFLOWS, *extra_workflows],
         activities=[*build_activities(settings, client, http), *extra_activities],
         interceptors=[ActivityMetrics(), InputArityCheck()],
-        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+        workflow_runner=workflow_runner(),
         max_concurrent_activities=settings.max_concurrent_activities,
         # Leaving the worker's block stops polling at once; running activities (a playbook
         # half-way through a VM) get this long to finish before they are cancelled.

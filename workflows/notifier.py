@@ -27,7 +27,9 @@ with workflow.unsafe.imports_passed_through():
         RetryPolicySpec,
     )
     from webhooks.events import (
+        DrainInfo,
         EventType,
+        Replacement,
         SpareEvent,
         SpareEventData,
         TopologyInfo,
@@ -78,7 +80,11 @@ class Notifier:
         vm: VmFacts | None = None,
         reason: str | None = None,
         topology: TopologyInfo | None = None,
+        drain: DrainInfo | None = None,
+        replacement: Replacement | None = None,
+        occurrence: int = 0,
     ) -> None:
+        """`occurrence` counts an event type's repeats within this run (its webhook id)."""
         event = SpareEvent(
             type=event_type,
             timestamp=workflow.now(),
@@ -90,9 +96,11 @@ class Notifier:
                 vm=vm,
                 reason=reason,
                 topology=topology,
+                drain=drain,
+                replacement=replacement,
             ),
         )
-        msg_id = webhook_id(self.spare_id, workflow.info().run_id, event_type)
+        msg_id = webhook_id(self.spare_id, workflow.info().run_id, event_type, occurrence)
         for route in self.routes:
             if route.name in self.gone:
                 continue

@@ -18,6 +18,7 @@ from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
     ChildWorkflowError,
+    FailureError,
     is_cancelled_exception,
 )
 from temporalio.exceptions import (
@@ -47,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         SpareIdActivities,
     )
     from contracts.common import ANY_POOL, CLUSTER, HOST, PHASE, POOL
+    from contracts.drain import DRAIN_BLOCKED, DrainNodeResult
     from contracts.ledger import (
         CAPACITY_GRANTED_SIGNAL,
         LEDGER_RETRY,
@@ -58,20 +60,22 @@ with workflow.unsafe.imports_passed_through():
     from contracts.release import release_workflow_id as release_id
     from contracts.spare import (
         PREPARE_SPARE,
+        REPLACEMENT_READY_SIGNAL,
         REQUEST_RELEASE_SIGNAL,
         STATUS_QUERY,
         Phase,
         ReleaseRequest,
+        ReplacementReady,
         SpareRequest,
         SpareResult,
         SpareStatus,
         StepRecord,
     )
     from contracts.vm import VmFacts
-    from webhooks.events import EventType, TopologyInfo
+    from webhooks.events import BlockingBudget, DrainInfo, EventType, TopologyInfo
 
 
-from .hold import hold_until_released
+from .held_spare import HeldSpare
 from .ledger_calls import free_reservation
 from .notifier import Notifier
 
@@ -109,6 +113,7 @@ class PrepareSpare:
         self._pending_attributes: dict[str, SearchAttributeUpdate] = {}
         self._publishing: asyncio.Future[None] | None = None
         self._attributes_wait = False
+        self._held: HeldSpare | None = None
 
     # --- messages -------------------------------------------------------------------------
 
@@ -141,6 +146,11 @@ class PrepareSpare:
         # A signal cannot be refused: if it comes early, it is honoured as soon as Ready.
         if self._release is None:
             self._release = req
+
+    @workflow.signal(name=REPLACEMENT_READY_SIGNAL)
+    def replacement_ready(self, msg: ReplacementReady) -> None:
+        if self._held is not None:
+            self._held.replacement_ready(msg)
 
     @workflow.signal(name=CAPACITY_GRANTED_SIGNAL)
     def capacity_granted(self, reservation: Reservation) -> None:
@@ -190,6 +200,8 @@ class PrepareSpare:
             await self._wait_ready(spare_id, req)
             self._enter(Phase.READY, "ready; held until released or the TTL expires")
             self._notifier.send(EventType.READY, host=vm.host, vm=vm)
+            if req.replaces:
+                await self._tell_replaced(req.replaces, spare_id, vm.host)
 
             reason = await self._hold(req)
         except SpareFailed as failure:
@@ -212,12 +224,36 @@ class PrepareSpare:
 
         self._enter(Phase.RELEASING, reason)
         self._notifier.send(EventType.RELEASE_STARTED, host=vm.host, vm=vm, reason=reason)
-        released = await self._run_release(spare_id, req, reservation.host, reason)
-        self._enter(
-            Phase.RELEASED,
-            f"evicted {len(released.evicted)} pods" + _not_evicted(released),
+        try:
+            released = await self._run_release(spare_id, req, reservation.host, reason)
+        except ChildWorkflowError as err:
+            blocked = _drain_blocked(err)
+            if blocked is None:
+                raise
+            # Policy fail: the Node stays cordoned and the VM stays, for a person to look at.
+            self._status.drain = blocked
+            self._status.error = _reason(err)
+            self._enter(Phase.FAILED, self._status.error)
+            self._notifier.send(
+                EventType.FAILED,
+                host=vm.host,
+                vm=vm,
+                reason=self._status.error,
+                drain=_drain_info(blocked),
+            )
+            await self._notifier.drain()
+            raise ApplicationError(
+                self._status.error, type=DRAIN_BLOCKED, non_retryable=True
+            ) from None
+        self._status.drain = released.drain
+        self._enter(Phase.RELEASED, _released_detail(released))
+        self._notifier.send(
+            EventType.RELEASED,
+            host=vm.host,
+            vm=vm,
+            reason=reason,
+            drain=_drain_info(released.drain, released.left_cordoned) if released.drain else None,
         )
-        self._notifier.send(EventType.RELEASED, host=vm.host, vm=vm, reason=reason)
         await self._notifier.drain()
         return SpareResult(
             spare_id=spare_id, phase=Phase.RELEASED, host=vm.host, vm=vm, reason=reason
@@ -370,11 +406,21 @@ class PrepareSpare:
             self._attributes_wait = False
 
     async def _hold(self, req: SpareRequest) -> str:
-        return await hold_until_released(
-            lambda: self._release.reason if self._release else None,
-            req.ttl_seconds,
-            expired=f"TTL of {req.ttl_seconds} s expired",
-        )
+        assert self._status is not None
+        if self._release is not None:
+            return self._release.reason  # asked for before Ready: nothing to wait for
+        self._held = HeldSpare(req, self._status, self._notifier, lambda: self._release, self._show)
+        return await self._held.hold()
+
+    async def _tell_replaced(self, old: str, spare_id: str, host: str) -> None:
+        """A replacement tells the spare it replaces that it is Ready (that one then goes)."""
+        try:
+            await workflow.get_external_workflow_handle(old).signal(
+                REPLACEMENT_READY_SIGNAL, ReplacementReady(spare_id=spare_id, host=host)
+            )
+        except FailureError as err:
+            # The old spare is gone already (released meanwhile): nothing to hand over.
+            workflow.logger.info("%s could not be told %s is ready: %s", old, spare_id, err)
 
     async def _run_release(
         self, spare_id: str, req: SpareRequest, host: str | None, reason: str
@@ -389,6 +435,7 @@ class PrepareSpare:
                 host=host,
                 inventory=req.inventory,
                 drain_timeout_seconds=req.drain_timeout_seconds,
+                drain_policy=req.drain_policy,
                 reason=reason,
                 timeouts=req.timeouts,
             ),
@@ -420,14 +467,34 @@ class PrepareSpare:
         assert self._status is not None
         self._status.error = reason
         self._enter(Phase.COMPENSATING, reason)
+        drain: DrainInfo | None = None
         if self._vm_attempted and reservation is not None:
             # ReleaseSpare frees the reservation as its last step.
-            await self._run_release(spare_id, req, reservation.host, f"compensating: {reason}")
+            try:
+                released = await self._run_release(
+                    spare_id, req, reservation.host, f"compensating: {reason}"
+                )
+                if released.drain is not None:
+                    drain = _drain_info(released.drain, released.left_cordoned)
+            except ChildWorkflowError as err:
+                blocked = _drain_blocked(err)
+                if blocked is None:
+                    raise
+                self._status.drain = blocked
+                drain = _drain_info(blocked)
+                reason = f"{reason}; {_reason(err)}"
+                self._status.error = reason
         else:
             await free_reservation(spare_id, req.inventory, req.timeouts)
         self._enter(final, reason)
         host = vm.host if vm else (reservation.host if reservation else None)
-        self._notifier.send(EventType.FAILED, host=host, vm=vm, reason=reason)
+        self._notifier.send(
+            EventType.FAILED,
+            host=host,
+            vm=vm,
+            reason=reason,
+            drain=drain,
+        )
 
     # --- visibility -------------------------------------------------------------------------
 
@@ -503,10 +570,41 @@ def _topology_info(reservation: Reservation) -> TopologyInfo | None:
     return None if placed is None else TopologyInfo.model_validate(placed.model_dump())
 
 
-def _not_evicted(released: ReleaseResult) -> str:
-    return (
-        f"; not evicted in time: {', '.join(released.not_evicted)}" if released.not_evicted else ""
+def _released_detail(released: ReleaseResult) -> str:
+    if released.drain is None:
+        not_evicted = ", ".join(released.not_evicted)
+        return f"evicted {len(released.evicted)} pods" + (
+            f"; not evicted in time: {not_evicted}" if not_evicted else ""
+        )
+    left = "; VM kept, Node left cordoned (policy leave)" if released.left_cordoned else ""
+    return released.drain.summary() + left
+
+
+def _drain_info(drain: DrainNodeResult, left_cordoned: bool = False) -> DrainInfo:
+    return DrainInfo(
+        outcome=drain.outcome.value,
+        policy=drain.policy.value,
+        evicted=drain.evicted,
+        deleted=drain.deleted,
+        not_evicted=drain.skipped,
+        blocked_by=[
+            BlockingBudget(
+                namespace=b.namespace, name=b.name, disruptions_allowed=b.disruptions_allowed
+            )
+            for b in drain.blocked_by
+        ],
+        left_cordoned=left_cordoned,
     )
+
+
+def _drain_blocked(err: BaseException) -> DrainNodeResult | None:
+    """The drain's report, when a release stopped because its drain could not finish."""
+    cause: BaseException | None = err
+    while cause is not None:
+        if isinstance(cause, ApplicationError) and cause.type == DRAIN_BLOCKED and cause.details:
+            return DrainNodeResult.model_validate(cause.details[0])
+        cause = cause.__cause__
+    return None
 
 
 def _reason(err: BaseException) -> str:

@@ -1,7 +1,10 @@
 """ReleaseSpare: give a spare back. Runs as PrepareSpare's child, or alone to clean an orphan.
 
 Every step is idempotent (a missing Node or VM is already released), so compensation after a
-partial failure and a repeated release both converge on "nothing left".
+partial failure and a repeated release both converge on "nothing left". A drain that cannot
+finish in time follows the drain policy: `fail` stops the release here (DrainBlocked, the
+Node stays cordoned, the VM and reservation stay), `leave` ends it here as a success that
+reports the VM kept, `force` has already deleted what was left.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities.kubernetes import (
@@ -18,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
         NodeNameInput,
     )
     from activities.provisioning import DestroyVmInput, ProvisioningActivities
+    from contracts.drain import DRAIN_BLOCKED, DrainOutcome, DrainPolicy
     from contracts.release import RELEASE_SPARE, STEP_QUERY, ReleaseInput, ReleaseResult
 
 
@@ -50,13 +55,40 @@ class ReleaseSpare:
             retry_policy=KEEP_TRYING,
         )
         self._at(f"draining the node (at most {inp.drain_timeout_seconds} s)")
+        drain = DrainNodeInput(
+            node_name=inp.vm_name,
+            timeout_seconds=inp.drain_timeout_seconds,
+            policy=inp.drain_policy,
+        )
         drained: DrainNodeResult = await workflow.execute_activity_method(
             KubernetesActivities.drain_node,
-            DrainNodeInput(node_name=inp.vm_name, timeout_seconds=inp.drain_timeout_seconds),
-            start_to_close_timeout=timedelta(seconds=inp.drain_timeout_seconds + 60),
+            drain,
+            # With `force`, deleted pods get their own wait after the drain timeout.
+            start_to_close_timeout=timedelta(
+                seconds=inp.drain_timeout_seconds + drain.delete_wait_seconds + 60
+            ),
             heartbeat_timeout=inp.timeouts.heartbeat,
             retry_policy=KEEP_TRYING,
         )
+        self._at(drained.summary())
+        if drained.outcome == DrainOutcome.BLOCKED and drained.policy == DrainPolicy.FAIL:
+            # Deleting the Node now would kill what the budgets protect: a person decides.
+            raise ApplicationError(
+                f"drain of {inp.vm_name} did not finish in {inp.drain_timeout_seconds} s "
+                f"(policy fail; the Node stays cordoned): {drained.summary()}",
+                drained.model_dump(mode="json"),
+                type=DRAIN_BLOCKED,
+                non_retryable=True,
+            )
+        if drained.outcome == DrainOutcome.BLOCKED and drained.policy == DrainPolicy.LEAVE:
+            self._at(f"left cordoned (policy leave): {drained.summary()}")
+            return ReleaseResult(
+                spare_id=inp.spare_id,
+                evicted=drained.evicted,
+                not_evicted=drained.skipped,
+                drain=drained,
+                left_cordoned=True,
+            )
         self._at("deleting the node")
         await workflow.execute_activity_method(
             KubernetesActivities.delete_node,
@@ -80,4 +112,5 @@ class ReleaseSpare:
             evicted=drained.evicted,
             not_evicted=drained.skipped,
             freed=freed.freed,
+            drain=drained,
         )

@@ -13,7 +13,6 @@ from lightkube.resources.core_v1 import Node
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.kube_drain import DrainOutcome, DrainPolicy
 from activities.kube_health import WatchNodeHealthInput, health_problems
 from activities.kubernetes import (
     CheckNodeReadyInput,
@@ -24,6 +23,7 @@ from activities.kubernetes import (
     WaitNodeReadyInput,
     readiness_gaps,
 )
+from contracts.drain import DrainOutcome, DrainPolicy
 from contracts.spare import CLUSTER_LABEL, SPARE_LABEL
 from lab.kube_pods import SHUTDOWN_ANNOTATION
 from lab.kube_testing import KubeLab, eventually, kube_lab
@@ -427,8 +427,9 @@ def test_health_problems(node: dict[str, Any] | None, problems: list[str]) -> No
 
 
 async def _ready_node(lab: KubeLab, name: str = "vm1", **labels: str) -> None:
+    """A Ready spare Node (the health watch follows the Nodes labelled as spares)."""
     lab.kubelet.set_behaviour(name, ready_delay=0)
-    await lab.kubelet.vm_started(name, None, labels)
+    await lab.kubelet.vm_started(name, None, {SPARE_LABEL: "true", **labels})
     await eventually(lambda: not health_problems(lab.api.store.get("nodes", "", name)))
 
 
@@ -495,3 +496,41 @@ async def test_count_unhealthy_spares_of_one_cluster(
         acts.count_unhealthy_spares, ClusterSparesInput(cluster="a")
     )
     assert (counted.total, counted.unhealthy) == (2, ["a2"])
+
+
+async def test_health_watches_of_one_worker_share_one_watch(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    """Hundreds of held spares must not take a connection each from the client's pool."""
+    for name in ("vm1", "vm2", "vm3"):
+        await _ready_node(lab, name)
+    beats = [Heartbeats() for _ in range(3)]
+    watches = [
+        asyncio.create_task(
+            b.env.run(
+                acts.watch_node_health,
+                WatchNodeHealthInput(node_name=n, unhealthy_after_seconds=1, poll_hint_seconds=0.2),
+            )
+        )
+        for b, n in zip(beats, ("vm1", "vm2", "vm3"), strict=True)
+    ]
+    await eventually(lambda: all(b.seen for b in beats))
+    assert lab.api.store.watch_count == 1
+    await lab.kubelet.mark_not_ready("vm2")
+    done, _ = await asyncio.wait(watches, timeout=20, return_when=asyncio.FIRST_COMPLETED)
+    assert [t.result().node_name for t in done] == ["vm2"]
+    for b in (beats[0], beats[2]):
+        b.env.cancel()
+    await asyncio.gather(*watches, return_exceptions=True)
+    await eventually(lambda: lab.api.store.watch_count == 0)
+
+
+async def test_a_rejected_token_ends_a_health_watch_for_good(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    await _ready_node(lab)
+    lab.api.token = "rotated"
+    inp = WatchNodeHealthInput(node_name="vm1", poll_hint_seconds=0.2)
+    with pytest.raises(ApplicationError) as failed:
+        await asyncio.wait_for(Heartbeats().env.run(acts.watch_node_health, inp), 10)
+    assert failed.value.non_retryable

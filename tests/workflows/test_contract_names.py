@@ -20,7 +20,11 @@ CASES = [
         spare.PREPARE_SPARE,
         {spare.STATUS_QUERY},
         {spare.RELEASE_UPDATE},
-        {spare.REQUEST_RELEASE_SIGNAL, ledger.CAPACITY_GRANTED_SIGNAL},
+        {
+            spare.REQUEST_RELEASE_SIGNAL,
+            spare.REPLACEMENT_READY_SIGNAL,
+            ledger.CAPACITY_GRANTED_SIGNAL,
+        },
     ),
     (
         InventoryLedger,

@@ -24,7 +24,7 @@ from contracts.release import release_workflow_id
 from contracts.spare import SPARE_LABEL, Phase, ReleaseRequest, SpareRequest
 from placement.models import VmRequest
 from tests.stack import Stack, wait_phase
-from worker.worker import WORKFLOWS
+from worker.worker import WORKFLOWS, workflow_runner
 from workflows.ledger import InventoryLedger
 from workflows.prepare_spare import PrepareSpare
 from workflows.reconcile_spares import ReconcileSpares
@@ -34,7 +34,11 @@ RECORD = os.environ.get("VIRTFLOW_RECORD_HISTORIES") == "1"
 
 
 def replayer() -> Replayer:
-    return Replayer(workflows=WORKFLOWS, data_converter=pydantic_data_converter)
+    return Replayer(
+        workflows=WORKFLOWS,
+        data_converter=pydantic_data_converter,
+        workflow_runner=workflow_runner(),
+    )
 
 
 @pytest.mark.parametrize("path", sorted(HISTORIES.glob("*.json")), ids=lambda p: p.stem)

@@ -1,8 +1,16 @@
 """ Contains all the data models used in inputs/outputs """
 
 from .activity_timeouts import ActivityTimeouts
+from .blocking_budget import BlockingBudget
+from .budget_refusal import BudgetRefusal
 from .cancel_accepted import CancelAccepted
 from .code import Code
+from .drain_info import DrainInfo
+from .drain_info_outcome import DrainInfoOutcome
+from .drain_info_policy import DrainInfoPolicy
+from .drain_node_result import DrainNodeResult
+from .drain_outcome import DrainOutcome
+from .drain_policy import DrainPolicy
 from .event_type import EventType
 from .explain_body import ExplainBody
 from .explain_body_existing_vms_type_0_item import ExplainBodyExistingVmsType0Item
@@ -26,9 +34,11 @@ from .preferred_term import PreferredTerm
 from .prepare_accepted import PrepareAccepted
 from .prepare_body import PrepareBody
 from .prepare_body_node_selector import PrepareBodyNodeSelector
+from .prepare_body_on_unhealthy import PrepareBodyOnUnhealthy
 from .problem import Problem
 from .problem_inventories_type_0 import ProblemInventoriesType0
 from .release_request import ReleaseRequest
+from .replacement import Replacement
 from .schedule_accepted import ScheduleAccepted
 from .schedule_body import ScheduleBody
 from .scheduled_host import ScheduledHost
@@ -53,8 +63,16 @@ from .vm_facts import VmFacts
 
 __all__ = (
     "ActivityTimeouts",
+    "BlockingBudget",
+    "BudgetRefusal",
     "CancelAccepted",
     "Code",
+    "DrainInfo",
+    "DrainInfoOutcome",
+    "DrainInfoPolicy",
+    "DrainNodeResult",
+    "DrainOutcome",
+    "DrainPolicy",
     "EventType",
     "ExplainBody",
     "ExplainBodyExistingVmsType0Item",
@@ -78,9 +96,11 @@ __all__ = (
     "PrepareAccepted",
     "PrepareBody",
     "PrepareBodyNodeSelector",
+    "PrepareBodyOnUnhealthy",
     "Problem",
     "ProblemInventoriesType0",
     "ReleaseRequest",
+    "Replacement",
     "ScheduleAccepted",
     "ScheduleBody",
     "ScheduledHost",

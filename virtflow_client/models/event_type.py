@@ -5,7 +5,9 @@ class EventType(StrEnum):
     SPARE_READY = "spare.ready"
     SPARE_RELEASED = "spare.released"
     SPARE_RELEASE_STARTED = "spare.release_started"
+    SPARE_REPLACED = "spare.replaced"
     SPARE_RESERVED = "spare.reserved"
+    SPARE_UNHEALTHY = "spare.unhealthy"
     SPARE_VM_CREATED = "spare.vm_created"
 
     def __str__(self) -> str:

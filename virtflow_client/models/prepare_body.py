@@ -8,6 +8,8 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.drain_policy import DrainPolicy
+from ..models.prepare_body_on_unhealthy import PrepareBodyOnUnhealthy
 from ..types import UNSET, Unset
 from typing import cast
 
@@ -51,6 +53,12 @@ class PrepareBody:
             create_timeout_seconds (int | Unset):  Default: 1200.
             ready_timeout_seconds (int | Unset):  Default: 900.
             drain_timeout_seconds (int | Unset):  Default: 600.
+            drain_policy (DrainPolicy | None | Unset):
+            unhealthy_after_seconds (int | Unset):  Default: 300.
+            on_unhealthy (PrepareBodyOnUnhealthy | Unset):  Default: PrepareBodyOnUnhealthy.NOTIFY.
+            max_unhealthy (int | Unset):  Default: 1.
+            avoid_hosts (list[str] | Unset):
+            replaces (None | str | Unset):
             ttl_seconds (int | Unset):  Default: 21600.
             receivers (list[str] | None | Unset):
             wait_for_capacity (bool | Unset):  Default: False.
@@ -83,6 +91,12 @@ class PrepareBody:
     create_timeout_seconds: int | Unset = 1200
     ready_timeout_seconds: int | Unset = 900
     drain_timeout_seconds: int | Unset = 600
+    drain_policy: DrainPolicy | None | Unset = UNSET
+    unhealthy_after_seconds: int | Unset = 300
+    on_unhealthy: PrepareBodyOnUnhealthy | Unset = PrepareBodyOnUnhealthy.NOTIFY
+    max_unhealthy: int | Unset = 1
+    avoid_hosts: list[str] | Unset = UNSET
+    replaces: None | str | Unset = UNSET
     ttl_seconds: int | Unset = 21600
     receivers: list[str] | None | Unset = UNSET
     wait_for_capacity: bool | Unset = False
@@ -181,6 +195,35 @@ class PrepareBody:
 
         drain_timeout_seconds = self.drain_timeout_seconds
 
+        drain_policy: None | str | Unset
+        if isinstance(self.drain_policy, Unset):
+            drain_policy = UNSET
+        elif isinstance(self.drain_policy, DrainPolicy):
+            drain_policy = self.drain_policy.value
+        else:
+            drain_policy = self.drain_policy
+
+        unhealthy_after_seconds = self.unhealthy_after_seconds
+
+        on_unhealthy: str | Unset = UNSET
+        if not isinstance(self.on_unhealthy, Unset):
+            on_unhealthy = self.on_unhealthy.value
+
+
+        max_unhealthy = self.max_unhealthy
+
+        avoid_hosts: list[str] | Unset = UNSET
+        if not isinstance(self.avoid_hosts, Unset):
+            avoid_hosts = self.avoid_hosts
+
+
+
+        replaces: None | str | Unset
+        if isinstance(self.replaces, Unset):
+            replaces = UNSET
+        else:
+            replaces = self.replaces
+
         ttl_seconds = self.ttl_seconds
 
         receivers: list[str] | None | Unset
@@ -246,6 +289,18 @@ class PrepareBody:
             field_dict["ready_timeout_seconds"] = ready_timeout_seconds
         if drain_timeout_seconds is not UNSET:
             field_dict["drain_timeout_seconds"] = drain_timeout_seconds
+        if drain_policy is not UNSET:
+            field_dict["drain_policy"] = drain_policy
+        if unhealthy_after_seconds is not UNSET:
+            field_dict["unhealthy_after_seconds"] = unhealthy_after_seconds
+        if on_unhealthy is not UNSET:
+            field_dict["on_unhealthy"] = on_unhealthy
+        if max_unhealthy is not UNSET:
+            field_dict["max_unhealthy"] = max_unhealthy
+        if avoid_hosts is not UNSET:
+            field_dict["avoid_hosts"] = avoid_hosts
+        if replaces is not UNSET:
+            field_dict["replaces"] = replaces
         if ttl_seconds is not UNSET:
             field_dict["ttl_seconds"] = ttl_seconds
         if receivers is not UNSET:
@@ -402,6 +457,53 @@ class PrepareBody:
 
         drain_timeout_seconds = d.pop("drain_timeout_seconds", UNSET)
 
+        def _parse_drain_policy(data: object) -> DrainPolicy | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                drain_policy_type_0 = DrainPolicy(data)
+
+
+
+                return drain_policy_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(DrainPolicy | None | Unset, data)
+
+        drain_policy = _parse_drain_policy(d.pop("drain_policy", UNSET))
+
+
+        unhealthy_after_seconds = d.pop("unhealthy_after_seconds", UNSET)
+
+        _on_unhealthy = d.pop("on_unhealthy", UNSET)
+        on_unhealthy: PrepareBodyOnUnhealthy | Unset
+        if isinstance(_on_unhealthy,  Unset):
+            on_unhealthy = UNSET
+        else:
+            on_unhealthy = PrepareBodyOnUnhealthy(_on_unhealthy)
+
+
+
+
+        max_unhealthy = d.pop("max_unhealthy", UNSET)
+
+        avoid_hosts = cast(list[str], d.pop("avoid_hosts", UNSET))
+
+
+        def _parse_replaces(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        replaces = _parse_replaces(d.pop("replaces", UNSET))
+
+
         ttl_seconds = d.pop("ttl_seconds", UNSET)
 
         def _parse_receivers(data: object) -> list[str] | None | Unset:
@@ -462,6 +564,12 @@ class PrepareBody:
             create_timeout_seconds=create_timeout_seconds,
             ready_timeout_seconds=ready_timeout_seconds,
             drain_timeout_seconds=drain_timeout_seconds,
+            drain_policy=drain_policy,
+            unhealthy_after_seconds=unhealthy_after_seconds,
+            on_unhealthy=on_unhealthy,
+            max_unhealthy=max_unhealthy,
+            avoid_hosts=avoid_hosts,
+            replaces=replaces,
             ttl_seconds=ttl_seconds,
             receivers=receivers,
             wait_for_capacity=wait_for_capacity,

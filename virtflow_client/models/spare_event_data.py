@@ -12,6 +12,8 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.drain_info import DrainInfo
+  from ..models.replacement import Replacement
   from ..models.topology_info import TopologyInfo
   from ..models.vm_facts import VmFacts
 
@@ -35,6 +37,8 @@ class SpareEventData:
             vm (None | Unset | VmFacts):
             reason (None | str | Unset):
             topology (None | TopologyInfo | Unset): On spare.reserved, when the request named a topology.
+            drain (DrainInfo | None | Unset):
+            replacement (None | Replacement | Unset):
      """
 
     spare_id: str
@@ -44,12 +48,16 @@ class SpareEventData:
     vm: None | Unset | VmFacts = UNSET
     reason: None | str | Unset = UNSET
     topology: None | TopologyInfo | Unset = UNSET
+    drain: DrainInfo | None | Unset = UNSET
+    replacement: None | Replacement | Unset = UNSET
 
 
 
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.drain_info import DrainInfo # noqa: PLC0415
+        from ..models.replacement import Replacement # noqa: PLC0415
         from ..models.topology_info import TopologyInfo # noqa: PLC0415
         from ..models.vm_facts import VmFacts # noqa: PLC0415
         spare_id = self.spare_id
@@ -90,6 +98,22 @@ class SpareEventData:
         else:
             topology = self.topology
 
+        drain: dict[str, Any] | None | Unset
+        if isinstance(self.drain, Unset):
+            drain = UNSET
+        elif isinstance(self.drain, DrainInfo):
+            drain = self.drain.to_dict()
+        else:
+            drain = self.drain
+
+        replacement: dict[str, Any] | None | Unset
+        if isinstance(self.replacement, Unset):
+            replacement = UNSET
+        elif isinstance(self.replacement, Replacement):
+            replacement = self.replacement.to_dict()
+        else:
+            replacement = self.replacement
+
 
         field_dict: dict[str, Any] = {}
 
@@ -107,6 +131,10 @@ class SpareEventData:
             field_dict["reason"] = reason
         if topology is not UNSET:
             field_dict["topology"] = topology
+        if drain is not UNSET:
+            field_dict["drain"] = drain
+        if replacement is not UNSET:
+            field_dict["replacement"] = replacement
 
         return field_dict
 
@@ -114,6 +142,8 @@ class SpareEventData:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.drain_info import DrainInfo # noqa: PLC0415
+        from ..models.replacement import Replacement # noqa: PLC0415
         from ..models.topology_info import TopologyInfo # noqa: PLC0415
         from ..models.vm_facts import VmFacts # noqa: PLC0415
         d = dict(src_dict)
@@ -191,6 +221,46 @@ class SpareEventData:
         topology = _parse_topology(d.pop("topology", UNSET))
 
 
+        def _parse_drain(data: object) -> DrainInfo | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                drain_type_0 = DrainInfo.from_dict(data)
+
+
+
+                return drain_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(DrainInfo | None | Unset, data)
+
+        drain = _parse_drain(d.pop("drain", UNSET))
+
+
+        def _parse_replacement(data: object) -> None | Replacement | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                replacement_type_0 = Replacement.from_dict(data)
+
+
+
+                return replacement_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Replacement | Unset, data)
+
+        replacement = _parse_replacement(d.pop("replacement", UNSET))
+
+
         spare_event_data = cls(
             spare_id=spare_id,
             cluster=cluster,
@@ -199,6 +269,8 @@ class SpareEventData:
             vm=vm,
             reason=reason,
             topology=topology,
+            drain=drain,
+            replacement=replacement,
         )
 
         return spare_event_data

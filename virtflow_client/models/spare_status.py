@@ -11,8 +11,10 @@ from ..types import UNSET, Unset
 from ..models.phase import Phase
 from ..types import UNSET, Unset
 from typing import cast
+import datetime
 
 if TYPE_CHECKING:
+  from ..models.drain_node_result import DrainNodeResult
   from ..models.placed_topology import PlacedTopology
   from ..models.step_record import StepRecord
   from ..models.vm_facts import VmFacts
@@ -43,6 +45,10 @@ class SpareStatus:
             disabled_receivers (list[str] | Unset):
             undelivered (list[str] | Unset):
             steps (list[StepRecord] | Unset):
+            unhealthy (None | str | Unset):
+            unhealthy_since (datetime.datetime | None | Unset):
+            replaced_by (None | str | Unset):
+            drain (DrainNodeResult | None | Unset):
      """
 
     spare_id: str
@@ -58,6 +64,10 @@ class SpareStatus:
     disabled_receivers: list[str] | Unset = UNSET
     undelivered: list[str] | Unset = UNSET
     steps: list[StepRecord] | Unset = UNSET
+    unhealthy: None | str | Unset = UNSET
+    unhealthy_since: datetime.datetime | None | Unset = UNSET
+    replaced_by: None | str | Unset = UNSET
+    drain: DrainNodeResult | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -65,6 +75,7 @@ class SpareStatus:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.drain_node_result import DrainNodeResult # noqa: PLC0415
         from ..models.placed_topology import PlacedTopology # noqa: PLC0415
         from ..models.step_record import StepRecord # noqa: PLC0415
         from ..models.vm_facts import VmFacts # noqa: PLC0415
@@ -144,6 +155,34 @@ class SpareStatus:
 
 
 
+        unhealthy: None | str | Unset
+        if isinstance(self.unhealthy, Unset):
+            unhealthy = UNSET
+        else:
+            unhealthy = self.unhealthy
+
+        unhealthy_since: None | str | Unset
+        if isinstance(self.unhealthy_since, Unset):
+            unhealthy_since = UNSET
+        elif isinstance(self.unhealthy_since, datetime.datetime):
+            unhealthy_since = self.unhealthy_since.isoformat()
+        else:
+            unhealthy_since = self.unhealthy_since
+
+        replaced_by: None | str | Unset
+        if isinstance(self.replaced_by, Unset):
+            replaced_by = UNSET
+        else:
+            replaced_by = self.replaced_by
+
+        drain: dict[str, Any] | None | Unset
+        if isinstance(self.drain, Unset):
+            drain = UNSET
+        elif isinstance(self.drain, DrainNodeResult):
+            drain = self.drain.to_dict()
+        else:
+            drain = self.drain
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -173,6 +212,14 @@ class SpareStatus:
             field_dict["undelivered"] = undelivered
         if steps is not UNSET:
             field_dict["steps"] = steps
+        if unhealthy is not UNSET:
+            field_dict["unhealthy"] = unhealthy
+        if unhealthy_since is not UNSET:
+            field_dict["unhealthy_since"] = unhealthy_since
+        if replaced_by is not UNSET:
+            field_dict["replaced_by"] = replaced_by
+        if drain is not UNSET:
+            field_dict["drain"] = drain
 
         return field_dict
 
@@ -180,6 +227,7 @@ class SpareStatus:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.drain_node_result import DrainNodeResult # noqa: PLC0415
         from ..models.placed_topology import PlacedTopology # noqa: PLC0415
         from ..models.step_record import StepRecord # noqa: PLC0415
         from ..models.vm_facts import VmFacts # noqa: PLC0415
@@ -299,6 +347,66 @@ class SpareStatus:
                 steps.append(steps_item)
 
 
+        def _parse_unhealthy(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        unhealthy = _parse_unhealthy(d.pop("unhealthy", UNSET))
+
+
+        def _parse_unhealthy_since(data: object) -> datetime.datetime | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                unhealthy_since_type_0 = datetime.datetime.fromisoformat(data)
+
+
+
+                return unhealthy_since_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None | Unset, data)
+
+        unhealthy_since = _parse_unhealthy_since(d.pop("unhealthy_since", UNSET))
+
+
+        def _parse_replaced_by(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        replaced_by = _parse_replaced_by(d.pop("replaced_by", UNSET))
+
+
+        def _parse_drain(data: object) -> DrainNodeResult | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                drain_type_0 = DrainNodeResult.from_dict(data)
+
+
+
+                return drain_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(DrainNodeResult | None | Unset, data)
+
+        drain = _parse_drain(d.pop("drain", UNSET))
+
+
         spare_status = cls(
             spare_id=spare_id,
             cluster=cluster,
@@ -313,6 +421,10 @@ class SpareStatus:
             disabled_receivers=disabled_receivers,
             undelivered=undelivered,
             steps=steps,
+            unhealthy=unhealthy,
+            unhealthy_since=unhealthy_since,
+            replaced_by=replaced_by,
+            drain=drain,
         )
 
 

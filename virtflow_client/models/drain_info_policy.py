@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+class DrainInfoPolicy(StrEnum):
+    FAIL = "fail"
+    FORCE = "force"
+    LEAVE = "leave"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,8 @@
+from enum import StrEnum
+
+class PrepareBodyOnUnhealthy(StrEnum):
+    NOTIFY = "notify"
+    REPLACE = "replace"
+
+    def __str__(self) -> str:
+        return str(self.value)
