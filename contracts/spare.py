@@ -22,6 +22,7 @@ from placement.models import (
     TopologySpreadConstraint,
     VmRequest,
     VmShape,
+    spread_constraints_have_a_group,
 )
 from placement.topology_record import PlacedTopology
 
@@ -137,13 +138,7 @@ class SpareRequest(VmShape):
     def _spread_counts_a_group(
         cls, constraints: list[TopologySpreadConstraint], info: ValidationInfo
     ) -> list[TopologySpreadConstraint]:
-        # A constraint over no group would count nothing and spread nothing.
-        for i, constraint in enumerate(constraints):
-            if constraint.group is None and info.data.get("anti_affinity_group") is None:
-                raise ValueError(
-                    f"constraint {i} names no group and the request has no anti_affinity_group"
-                )
-        return constraints
+        return spread_constraints_have_a_group(constraints, info)
 
     @property
     def spare_id(self) -> str:

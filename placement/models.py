@@ -256,6 +256,19 @@ class Near(BaseModel):
         return f"vm {self.vm!r}" if self.vm is not None else f"node {self.node!r}"
 
 
+def spread_constraints_have_a_group(
+    constraints: list[TopologySpreadConstraint], info: ValidationInfo
+) -> list[TopologySpreadConstraint]:
+    """Field validator of a request's `topology_spread`: a constraint without a group (its
+    own, or the request's `anti_affinity_group`) would count nothing and spread nothing."""
+    for i, constraint in enumerate(constraints):
+        if constraint.group is None and info.data.get("anti_affinity_group") is None:
+            raise ValueError(
+                f"constraint {i} names no group and the request has no anti_affinity_group"
+            )
+    return constraints
+
+
 class VmShape(BaseModel):
     """The size of one VM: the one place its fields and their bounds are declared.
 
@@ -296,13 +309,7 @@ class VmRequest(VmShape):
     def _spread_has_a_group(
         cls, constraints: list[TopologySpreadConstraint], info: ValidationInfo
     ) -> list[TopologySpreadConstraint]:
-        # A constraint without a group would count nothing and never spread anything.
-        for i, constraint in enumerate(constraints):
-            if constraint.group is None and info.data.get("anti_affinity_group") is None:
-                raise ValueError(
-                    f"constraint {i} names no group and the request has no anti_affinity_group"
-                )
-        return constraints
+        return spread_constraints_have_a_group(constraints, info)
 
     def spread_group(self, constraint: TopologySpreadConstraint) -> str:
         """The group whose VMs the constraint counts."""
