@@ -609,7 +609,10 @@ def inventory(
         if as_json:
             console.print_json(view.model_dump_json())
             return
-        table = Table("host", "pool", "rack", "free cpu", "free mem MiB", "free gpu", "vms")
+        table = Table("host", "pool", "rack", "free cpu", "free mem MiB", "free gpu")
+        table.add_column("free disk GB")
+        table.add_column("free devices", overflow="fold")
+        table.add_column("vms")
         table.add_column("reserved for", overflow="fold")
         for h in view.hosts:
             notes = [] if h.schedulable else ["cordoned"]
@@ -621,6 +624,8 @@ def inventory(
                 f"{h.cpu_free}/{h.cpu_capacity}",
                 f"{h.memory_mb_free}/{h.memory_mb_capacity}",
                 f"{h.gpu_free}/{h.gpu_capacity}",
+                f"{h.disk_gb_free}/{h.disk_gb_capacity}" if h.disk_gb_capacity else "-",
+                ", ".join(f"{d} {free}/{cap}" for d, (free, cap) in h.devices_free.items()) or "-",
                 f"{h.vm_count}/{h.vm_quota if h.vm_quota is not None else '-'}",
                 ", ".join(h.reserved_for) or "-",
             )
