@@ -371,6 +371,11 @@ def prepare(
     cpu: Annotated[int | None, typer.Option(help="vCPUs")] = None,
     memory_mb: Annotated[int | None, typer.Option(help="Memory in MiB")] = None,
     gpu: Annotated[int | None, typer.Option(help="GPUs")] = None,
+    disk_gb: Annotated[int | None, typer.Option(help="Disk in GB")] = None,
+    device: Annotated[
+        list[str] | None,
+        typer.Option(help="Device NAME=COUNT, e.g. xilinx.com/u250=1 (repeatable)"),
+    ] = None,
     pool: Annotated[str | None, typer.Option(help="Host pool")] = None,
     inventory: Annotated[str | None, typer.Option(help="Configured inventory name")] = None,
     receiver: Annotated[
@@ -386,6 +391,8 @@ def prepare(
         "cpu": cpu,
         "memory_mb": memory_mb,
         "gpu": gpu,
+        "disk_gb": disk_gb,
+        "devices": _devices(device) if device else None,
         "pool": pool,
         "inventory": inventory,
         "receivers": receiver or None,
@@ -411,6 +418,17 @@ def prepare(
         return await follow_spare(client, accepted.spare_id, console)
 
     raise typer.Exit(run(go()))
+
+
+def _devices(options: list[str]) -> dict[str, int]:
+    """`--device NAME=COUNT` options as the request's `devices`; a bad one exits 2."""
+    devices: dict[str, int] = {}
+    for option in options:
+        name, sep, count = option.rpartition("=")
+        if not sep or not count.strip().isdigit():
+            fail(f"bad --device {option!r}: expected NAME=COUNT", EXIT_BAD_INPUT)
+        devices[name.strip()] = devices.get(name.strip(), 0) + int(count)
+    return devices
 
 
 # A watch ends at a phase the spare stays in, or when its workflow ends.
