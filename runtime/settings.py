@@ -129,9 +129,11 @@ class Settings(BaseSettings):
     hypervisor_api_url: str = "http://127.0.0.1:8091"
     """Base URL of the hypervisor HTTP API, for `provisioner: http`."""
     ansible_provider: str = "lab"
-    """Playbook variant under `playbook_dir` (for example `lab`)."""
+    """The hypervisor the playbooks drive: a directory of `hypervisors/` (`lab`, `libvirt`,
+    `proxmox`)."""
     playbook_dir: Path = PLAYBOOK_DIR
-    """Directory of the create/destroy playbooks."""
+    """Directory of the create/destroy playbooks; they include the hypervisor's tasks from
+    `hypervisors/` beside it."""
     ansible_extravars: dict[str, str] = Field(
         default_factory=lambda: {"lab_hypervisor_url": "http://127.0.0.1:8091"}
     )
