@@ -136,6 +136,7 @@ SANDBOX_PASSTHROUGH = (
     "workflows.hold",
     "workflows.ledger_calls",
     "workflows.notifier",
+    "workflows.side_effects",
 )
 
 
