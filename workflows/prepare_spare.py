@@ -59,6 +59,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.release import RELEASE_SPARE, ReleaseInput, ReleaseResult
     from contracts.release import release_workflow_id as release_id
     from contracts.spare import (
+        MEMO_REQUEST_HASH,
         PREPARE_SPARE,
         REPLACEMENT_READY_SIGNAL,
         REQUEST_RELEASE_SIGNAL,
@@ -263,6 +264,10 @@ class PrepareSpare:
     async def _refuse_a_used_id(self, spare_id: str) -> None:
         """A spare id names one spare, ever: a run for an id that ran before stops here, before
         anything is reserved or announced (the first run's receivers heard all of it)."""
+        if workflow.memo_value(MEMO_REQUEST_HASH, None) is not None:
+            # Started by virtflow's own door with REJECT_DUPLICATE: the server has refused any
+            # second run of this id already, so there is nothing to ask visibility.
+            return
         # Answered within this workflow task, like the receivers' plan after it: the search
         # attributes wait for both.
         self._attributes_wait = True
@@ -431,6 +436,17 @@ class PrepareSpare:
             workflow.logger.info("%s could not be told %s is ready: %s", old, spare_id, err)
 
     async def _run_release(
+        self, spare_id: str, req: SpareRequest, host: str | None, reason: str
+    ) -> ReleaseResult:
+        try:
+            return await self._release_child(spare_id, req, host, reason)
+        finally:
+            # The release's cordon ended the held spare's watch: wait for its activity to be
+            # done, so it neither outlives the spare nor completes against a closed one.
+            if self._held is not None:
+                await self._held.stopped()
+
+    async def _release_child(
         self, spare_id: str, req: SpareRequest, host: str | None, reason: str
     ) -> ReleaseResult:
         # Started by name: importing ReleaseSpare's module here would rebuild it in the sandbox
