@@ -17,10 +17,10 @@ import shutil
 import sysconfig
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 from temporalio import activity
@@ -38,6 +38,7 @@ TRANSIENT_MARKER = "TRANSIENT:"
 HEARTBEAT_EVERY_SECONDS = 5.0
 
 Progress = Callable[[str], None]
+T = TypeVar("T")
 
 # Python modules the provider collections import, by the package that provides them.
 PYTHON_PACKAGES = {"libvirt": "libvirt-python", "proxmoxer": "proxmoxer", "lxml": "lxml"}
@@ -131,6 +132,19 @@ async def run_stoppable(
         cancelled.set()
         with contextlib.suppress(Exception):
             await future
+        raise
+
+
+async def finish_first(call: Awaitable[T]) -> T:
+    """Await a call whose effect cannot be taken back once sent (the POST that creates a VM).
+    If the caller is cancelled meanwhile, the call still finishes before the cancellation
+    goes on: cut short, its effect could land after compensation has undone the step."""
+    task = asyncio.ensure_future(call)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await task
         raise
 
 

@@ -137,6 +137,7 @@ SANDBOX_PASSTHROUGH = (
     "workflows.hold",
     "workflows.ledger_calls",
     "workflows.notifier",
+    "workflows.side_effects",
 )
 
 
