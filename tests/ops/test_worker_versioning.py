@@ -17,10 +17,13 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
-from contracts.ledger import FreeInput, LedgerState, ledger_workflow_id
+from contracts.ledger import FREE_UPDATE, FreeInput, FreeResult, LedgerState, ledger_workflow_id
 from contracts.release import RELEASE_SPARE
 from contracts.spare import Phase, ReleaseRequest, SpareRequest, SpareResult
 from runtime.settings import Settings
@@ -60,8 +63,9 @@ async def build(
         yield worker
 
 
-async def make_current(client: Client, deployment: str, build_id: str) -> None:
-    """`temporal worker deployment set-current-version`, once the version's pollers are seen."""
+async def make_current(client: Client, task_queue: str, deployment: str, build_id: str) -> None:
+    """`temporal worker deployment set-current-version`, once the version's pollers are seen;
+    returns when the task queue routes to it (the server propagates the change)."""
     command = [
         str(temporal_cli()),
         "worker",
@@ -81,7 +85,19 @@ async def make_current(client: Client, deployment: str, build_id: str) -> None:
         output, _ = await proc.communicate()
         assert proc.returncode == 0, output.decode()
 
+    async def routed() -> None:
+        answer = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace,
+                task_queue=TaskQueue(name=task_queue),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            )
+        )
+        current = answer.versioning_info.current_deployment_version
+        assert (current.deployment_name, current.build_id) == (deployment, build_id)
+
     await assert_eventually(done, timeout=30, interval=0.5)
+    await assert_eventually(routed, timeout=30, interval=0.2)
 
 
 async def build_of(handle: WorkflowHandle[Any, Any]) -> str:
@@ -108,7 +124,7 @@ async def test_spares_keep_their_build_and_replay_gates_an_incompatible_one(
     deployment = f"virtflow-{uuid.uuid4().hex[:8]}"
     on_a, on_b = StandIns(), StandIns()
     async with build(client, task_queue, deployment, "A", on_a):
-        await make_current(client, deployment, "A")
+        await make_current(client, task_queue, deployment, "A")
         first = await start_spare(client, task_queue)
         assert await build_of(first) == "A"
 
@@ -126,7 +142,7 @@ async def test_spares_keep_their_build_and_replay_gates_an_incompatible_one(
         assert (first.id, "PrepareSpare") in report.replayed
 
         async with build(client, task_queue, deployment, "B", on_b):
-            await make_current(client, deployment, "B")
+            await make_current(client, task_queue, deployment, "B")
             second = await start_spare(client, task_queue)
             assert await build_of(second) == "B"
             assert await build_of(first) == "A"
@@ -156,7 +172,7 @@ async def test_the_ledger_moves_to_the_new_build_at_its_next_continue_as_new(
     deployment = f"virtflow-{uuid.uuid4().hex[:8]}"
     state = LedgerState(inventory=f"inv-{uuid.uuid4().hex[:8]}")
     async with build(client, task_queue, deployment, "A", StandIns()):
-        await make_current(client, deployment, "A")
+        await make_current(client, task_queue, deployment, "A")
         ledger = await client.start_workflow(
             InventoryLedger.run,
             state,
@@ -165,12 +181,18 @@ async def test_the_ledger_moves_to_the_new_build_at_its_next_continue_as_new(
         )
         await assert_eventually(lambda: pinned_to(ledger, "A"))
         async with build(client, task_queue, deployment, "B", StandIns()):
-            await make_current(client, deployment, "B")
-            # Its next workflow task (any message) sees the new target and hands over.
+            await make_current(client, task_queue, deployment, "B")
+            # Its next workflow task after the new target reached the task queue (any
+            # message: in service, the next reservation) sees the change and hands over.
             free = FreeInput(inventory=state.inventory, task_queue=task_queue, spare_id="none")
-            await ledger.execute_update(InventoryLedger.free, free)
             latest = client.get_workflow_handle(ledger.id)
-            await assert_eventually(lambda: pinned_to(latest, "B"))
+
+            async def handed_over() -> None:
+                freed = await latest.execute_update(FREE_UPDATE, free, result_type=FreeResult)
+                assert not freed.freed
+                await pinned_to(latest, "B")
+
+            await assert_eventually(handed_over, interval=0.5)
     first = client.get_workflow_handle(ledger.id, run_id=ledger.result_run_id)
     assert await build_of(first) == "A"
     await latest.terminate()
