@@ -24,6 +24,7 @@ COPY api api
 COPY cli cli
 COPY lab lab
 COPY playbooks playbooks
+COPY hypervisors hypervisors
 COPY virtflow_client virtflow_client
 COPY deploy/image deploy/image
 RUN python -m venv /opt/virtflow \

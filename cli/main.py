@@ -371,6 +371,11 @@ def prepare(
     cpu: Annotated[int | None, typer.Option(help="vCPUs")] = None,
     memory_mb: Annotated[int | None, typer.Option(help="Memory in MiB")] = None,
     gpu: Annotated[int | None, typer.Option(help="GPUs")] = None,
+    disk_gb: Annotated[int | None, typer.Option(help="Disk in GB")] = None,
+    device: Annotated[
+        list[str] | None,
+        typer.Option(help="Device NAME=COUNT, e.g. xilinx.com/u250=1 (repeatable)"),
+    ] = None,
     pool: Annotated[str | None, typer.Option(help="Host pool")] = None,
     inventory: Annotated[str | None, typer.Option(help="Configured inventory name")] = None,
     receiver: Annotated[
@@ -386,6 +391,8 @@ def prepare(
         "cpu": cpu,
         "memory_mb": memory_mb,
         "gpu": gpu,
+        "disk_gb": disk_gb,
+        "devices": _devices(device) if device else None,
         "pool": pool,
         "inventory": inventory,
         "receivers": receiver or None,
@@ -411,6 +418,17 @@ def prepare(
         return await follow_spare(client, accepted.spare_id, console)
 
     raise typer.Exit(run(go()))
+
+
+def _devices(options: list[str]) -> dict[str, int]:
+    """`--device NAME=COUNT` options as the request's `devices`; a bad one exits 2."""
+    devices: dict[str, int] = {}
+    for option in options:
+        name, sep, count = option.rpartition("=")
+        if not sep or not count.strip().isdigit():
+            fail(f"bad --device {option!r}: expected NAME=COUNT", EXIT_BAD_INPUT)
+        devices[name.strip()] = devices.get(name.strip(), 0) + int(count)
+    return devices
 
 
 # A watch ends at a phase the spare stays in, or when its workflow ends.
@@ -591,7 +609,10 @@ def inventory(
         if as_json:
             console.print_json(view.model_dump_json())
             return
-        table = Table("host", "pool", "rack", "free cpu", "free mem MiB", "free gpu", "vms")
+        table = Table("host", "pool", "rack", "free cpu", "free mem MiB", "free gpu")
+        table.add_column("free disk GB")
+        table.add_column("free devices", overflow="fold")
+        table.add_column("vms")
         table.add_column("reserved for", overflow="fold")
         for h in view.hosts:
             notes = [] if h.schedulable else ["cordoned"]
@@ -603,6 +624,8 @@ def inventory(
                 f"{h.cpu_free}/{h.cpu_capacity}",
                 f"{h.memory_mb_free}/{h.memory_mb_capacity}",
                 f"{h.gpu_free}/{h.gpu_capacity}",
+                f"{h.disk_gb_free}/{h.disk_gb_capacity}" if h.disk_gb_capacity else "-",
+                ", ".join(f"{d} {free}/{cap}" for d, (free, cap) in h.devices_free.items()) or "-",
                 f"{h.vm_count}/{h.vm_quota if h.vm_quota is not None else '-'}",
                 ", ".join(h.reserved_for) or "-",
             )

@@ -180,8 +180,11 @@ class SpareRequest(VmShape):
 
     def summary(self) -> str:
         """The one line the Temporal UI shows for the spare."""
-        gpu = f", {self.gpu} GPU" if self.gpu else ""
-        return f"spare for {self.cluster}: {self.cpu} CPU, {self.memory_mb} MiB{gpu}"
+        extras = [f"{self.gpu} GPU"] if self.gpu else []
+        extras += [f"{self.disk_gb} GB disk"] if self.disk_gb else []
+        extras += [f"{n} {name}" for name, n in self.devices.items() if n]
+        size = ", ".join([f"{self.cpu} CPU", f"{self.memory_mb} MiB", *extras])
+        return f"spare for {self.cluster}: {size}"
 
 
 def _avoiding(hosts: list[str]) -> str | None:

@@ -1,6 +1,6 @@
 """The lab hypervisor: an HTTP service that holds simulated VMs on the inventory's hosts.
 
-The lab playbook (`playbooks/tasks/lab_*.yml`) drives it exactly as the libvirt or Proxmox
+The lab playbook (`hypervisors/lab/*.yml`) drives it exactly as the libvirt or Proxmox
 tasks drive a real hypervisor. It refuses to over-commit a host (effective capacity =
 capacity * allocation ratio, floored), so tests can prove that concurrent spares never do.
 `GET /inventory` serves the PLACEMENT.md JSON form with the lab VMs counted in.

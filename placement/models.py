@@ -1,6 +1,6 @@
 """The placement input in its JSON form (PLACEMENT.md), as pydantic models.
 
-Hosts ignore unknown fields because sites add their own (disk, ip, ...); the request and the
+Hosts ignore unknown fields because sites add their own (ip, serial, ...); the request and the
 policy forbid them so that a typo is an error, not a silently ignored constraint.
 """
 
@@ -21,17 +21,21 @@ from pydantic import (
     model_validator,
 )
 
-from .labels import check_label_key, check_label_value
+from .labels import check_device_name, check_label_key, check_label_value
 from .names import DEFAULT_PLUGIN_WEIGHTS
 
 # Large enough for any real host, small enough that `amount * 100` stays inside int64.
 MAX_AMOUNT = 10**12
 MAX_RATIO = 1000.0
 MAX_VMID = 999_999_999
-# The largest VM anyone may ask for: 4096 vCPUs, 64 TiB of memory, 64 GPUs.
+# The largest VM anyone may ask for: 4096 vCPUs, 64 TiB of memory, 64 GPUs, 1 PiB of disk,
+# 64 of each device and 16 kinds of device.
 MAX_VM_CPU = 4096
 MAX_VM_MEMORY_MB = 64 * 1024 * 1024
 MAX_VM_GPU = 64
+MAX_VM_DISK_GB = 1024 * 1024
+MAX_VM_DEVICES = 64
+MAX_DEVICE_KINDS = 16
 
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 Resource = Literal["cpu", "memory_mb", "gpu"]
@@ -56,6 +60,12 @@ LabelValue = Annotated[str, AfterValidator(check_label_value)]
 LabelMap = Annotated[dict[LabelKey, LabelValue], _null_is_empty(dict)]
 # `host`, `rack` or a label key: both names are valid label keys too.
 TopologyKey = LabelKey
+# A device (FPGA, SmartNIC, passed-through NVMe, ...) in extended-resource style, never `gpu`.
+DeviceName = Annotated[str, AfterValidator(check_device_name)]
+# Devices by name, as a host has them or a VM asks for them: null is none.
+DeviceCounts = Annotated[
+    dict[DeviceName, Annotated[int, Field(ge=0, le=MAX_AMOUNT)]], _null_is_empty(dict)
+]
 
 
 class Taint(BaseModel):
@@ -193,6 +203,13 @@ class Host(BaseModel):
     memory_allocation_ratio: float | None = Field(default=None, gt=0, le=MAX_RATIO)
     gpu_capacity: int = Amount
     gpu_allocated: int = Amount
+    # Storage for VM disks; thin-provisioned storage overcommits like CPU (1.0: it does not).
+    disk_gb_capacity: int = Amount
+    disk_gb_allocated: int = Amount
+    disk_allocation_ratio: float = Field(default=1.0, gt=0, le=MAX_RATIO)
+    # Devices are never overcommitted; an absent name counts 0.
+    devices_capacity: DeviceCounts = Field(default_factory=dict)
+    devices_allocated: DeviceCounts = Field(default_factory=dict)
     labels: dict[str, str] = Field(default_factory=dict)
     taints: list[Taint] = Field(default_factory=list)
     rack: str | None = None
@@ -279,8 +296,13 @@ class VmShape(BaseModel):
     cpu: int = Field(gt=0, le=MAX_VM_CPU)
     memory_mb: int = Field(gt=0, le=MAX_VM_MEMORY_MB)
     gpu: int = Field(default=0, ge=0, le=MAX_VM_GPU)
+    disk_gb: int = Field(default=0, ge=0, le=MAX_VM_DISK_GB)
+    # Devices other than GPUs, by extended-resource name: {"xilinx.com/u250": 1}.
+    devices: Annotated[
+        dict[DeviceName, Annotated[int, Field(ge=0, le=MAX_VM_DEVICES)]], _null_is_empty(dict)
+    ] = Field(default_factory=dict, max_length=MAX_DEVICE_KINDS)
 
-    def shape(self) -> dict[str, int]:
+    def shape(self) -> dict[str, Any]:
         """Only the size, as keyword arguments for another model that extends VmShape."""
         return {name: getattr(self, name) for name in VmShape.model_fields}
 
@@ -365,10 +387,12 @@ class ResourceWeights(BaseModel):
 
     cpu: int = Field(default=1, ge=0, le=1000)
     memory_mb: int = Field(default=1, ge=0, le=1000)
+    # 0: disk is filtered but not scored (a positive weight adds it to the resource scores).
+    disk_gb: int = Field(default=0, ge=0, le=1000)
 
     @model_validator(mode="after")
     def _not_all_zero(self) -> ResourceWeights:
-        if self.cpu + self.memory_mb == 0:
+        if self.cpu + self.memory_mb + self.disk_gb == 0:
             raise ValueError("at least one resource weight must be positive")
         return self
 

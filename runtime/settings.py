@@ -1,4 +1,5 @@
-"""Process settings: environment (VIRTFLOW_*) over an optional YAML file (VIRTFLOW_CONFIG).
+"""Process settings: environment (VIRTFLOW_*) over an optional YAML file (VIRTFLOW_CONFIG), over
+the secrets directory, over Temporal's standard connection settings (TEMPORAL_*, temporal.toml).
 
 The defaults run the embedded lab, so `virtflow dev` needs no configuration at all. Secrets are
 `SecretStr`: they show as `**********` in reprs and logs and are read only where they are used.
@@ -26,6 +27,8 @@ from activities.vm_templates import SiteTemplates, VmTemplate
 from contracts.common import TASK_QUEUE
 from contracts.drain import DrainPolicy
 from playbooks import PLAYBOOK_DIR
+
+from .temporal_profile import TemporalProfileSource
 
 CONFIG_ENV = "VIRTFLOW_CONFIG"
 # A directory of one-file-per-setting secrets (Docker/Kubernetes secrets), named like the
@@ -57,9 +60,10 @@ class Settings(BaseSettings):
     )
 
     temporal_address: str = "localhost:7233"
-    """Temporal frontend `host:port`."""
+    """Temporal frontend `host:port`; `TEMPORAL_ADDRESS` or the `temporal.toml` profile when
+    unset here (likewise every `temporal_*` connection setting)."""
     temporal_namespace: str = "default"
-    """Temporal namespace the spares run in."""
+    """Temporal namespace the spares run in (`TEMPORAL_NAMESPACE`)."""
     task_queue: str = TASK_QUEUE
     """Task queue the workers poll and the API starts workflows on."""
     temporal_ui_url: str = "http://localhost:8233"
@@ -105,9 +109,11 @@ class Settings(BaseSettings):
     hypervisor_api_url: str = "http://127.0.0.1:8091"
     """Base URL of the hypervisor HTTP API, for `provisioner: http`."""
     ansible_provider: str = "lab"
-    """Playbook variant under `playbook_dir` (for example `lab`)."""
+    """The hypervisor the playbooks drive: a directory of `hypervisors/` (`lab`, `libvirt`,
+    `proxmox`)."""
     playbook_dir: Path = PLAYBOOK_DIR
-    """Directory of the create/destroy playbooks."""
+    """Directory of the create/destroy playbooks; they include the hypervisor's tasks from
+    `hypervisors/` beside it."""
     ansible_extravars: dict[str, str] = Field(
         default_factory=lambda: {"lab_hypervisor_url": "http://127.0.0.1:8091"}
     )
@@ -261,6 +267,7 @@ class Settings(BaseSettings):
                     file_secret_settings, secrets_dir=secrets_dir, secrets_nested_delimiter="__"
                 )
             )
+        sources.append(TemporalProfileSource(settings_cls))
         return tuple(sources)
 
 

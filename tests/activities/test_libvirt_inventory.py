@@ -14,7 +14,7 @@ import yaml
 from temporalio.exceptions import ApplicationError
 
 from activities.inventory import inventory_source
-from activities.libvirt_inventory import LibvirtInventory
+from hypervisors.libvirt.inventory import LibvirtInventory
 from placement.models import Host
 
 HOST_XML = """<node>

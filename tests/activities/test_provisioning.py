@@ -1,5 +1,5 @@
 """Provisioning activities: the real ansible-runner runs the real playbooks against a started
-lab hypervisor, through Temporal's ActivityEnvironment. Each run costs ~2 s: eight in all.
+lab hypervisor, through Temporal's ActivityEnvironment. Each run costs ~2 s: nine in all.
 """
 
 from __future__ import annotations
@@ -175,3 +175,19 @@ async def eventually(condition: Any, timeout: float = 30.0) -> None:
     async with asyncio.timeout(timeout):
         while not condition():
             await asyncio.sleep(0.05)
+
+
+async def test_a_provider_without_a_hypervisor_directory_names_the_ones_there(
+    artifacts: Path,
+) -> None:
+    provisioner = AnsibleProvisioner(
+        playbook_dir=REPO / "playbooks", provider="vmware", extravars={}, artifacts_root=artifacts
+    )
+    activities = ProvisioningActivities(provisioner)
+    with pytest.raises(ApplicationError) as caught:
+        await ActivityEnvironment().run(activities.create_vm, CreateVmInput(spec=spec("spare-6")))
+    assert caught.value.non_retryable
+    assert caught.value.message == (
+        "provider 'vmware' has no hypervisors/vmware/create.yml; "
+        "providers with create tasks: lab, libvirt, proxmox"
+    )

@@ -70,8 +70,9 @@ def test_the_installed_package_finds_its_playbooks_outside_the_source_tree(
     assert playbook_dir.is_relative_to(installed.parent), playbook_dir
     assert not playbook_dir.is_relative_to(REPO_ROOT)
     assert (playbook_dir / "create_vm.yml").is_file()
-    assert (playbook_dir / "tasks" / "lab_create.yml").is_file()
-    assert (playbook_dir / "templates" / "libvirt_domain.xml.j2").is_file()
+    hypervisors = playbook_dir.parent / "hypervisors"
+    assert (hypervisors / "lab" / "create.yml").is_file()
+    assert (hypervisors / "libvirt" / "templates" / "domain.xml.j2").is_file()
 
 
 def test_virtflow_demo_runs_from_the_installed_wheel(installed: Path, tmp_path: Path) -> None:

@@ -29,11 +29,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 from temporalio.exceptions import ApplicationError
 
-from .inventory import invalid
+from hypervisors.site import SiteHost, inventory_unavailable, read_site
 
 SCHEME = "libvirt:"
 # The namespace of the <metadata> element the domain template writes.
@@ -43,32 +42,18 @@ DEFAULT_URI_TEMPLATE = "qemu+ssh://root@{host}/system"
 _HOLDING_STATES = frozenset({1, 2, 3, 7})  # running, blocked, paused, pmsuspended
 
 
-class SiteHost(BaseModel):
-    """What the site says about one host; the numbers come from libvirt."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(min_length=1)
+class LibvirtHost(SiteHost):
     uri: str | None = None
-    pool: str | None = None
-    rack: str | None = None
-    dedicated: bool = False
-    labels: dict[str, str] = Field(default_factory=dict)
-    taints: list[dict[str, str]] = Field(default_factory=list)
-    cpu_allocation_ratio: float | None = Field(default=None, gt=0)
-    memory_allocation_ratio: float | None = Field(default=None, gt=0)
-    gpu_capacity: int = Field(default=0, ge=0)
-    vm_quota: int | None = Field(default=None, ge=0)
-    unschedulable: bool = False
+    """This host's libvirt URI, when `uri_template` does not make it."""
 
 
 class Site(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     uri_template: str = DEFAULT_URI_TEMPLATE
-    hosts: list[SiteHost] = Field(min_length=1)
+    hosts: list[LibvirtHost] = Field(min_length=1)
 
-    def uri(self, host: SiteHost) -> str:
+    def uri(self, host: LibvirtHost) -> str:
         return host.uri or self.uri_template.replace("{host}", host.name)
 
 
@@ -103,17 +88,15 @@ def _child_text(element: ET.Element, tag: str) -> str | None:
     return child.text if child is not None and child.text else None
 
 
-def read_host(site: Site, host: SiteHost) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def read_host(site: Site, host: LibvirtHost) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One host in the placement form, and virtflow's domains on it. Blocking (libvirt)."""
     libvirt = _libvirt()
     uri = site.uri(host)
     try:
         conn = libvirt.openReadOnly(uri)
     except libvirt.libvirtError as err:
-        raise ApplicationError(
-            f"inventory libvirt: host {host.name} ({uri}) does not answer: "
-            f"{err.get_error_message()}",
-            type="InventoryUnavailable",
+        raise inventory_unavailable(
+            "libvirt", f"host {host.name} ({uri}) does not answer: {err.get_error_message()}"
         ) from None
     try:
         _model, memory_mb, cpus, *_ = conn.getInfo()
@@ -157,21 +140,8 @@ class LibvirtInventory:
     def __init__(self, site_file: Path) -> None:
         self.site_file = site_file
 
-    def _site(self) -> Site:
-        where = f"{SCHEME}{self.site_file}"
-        try:
-            doc = yaml.safe_load(self.site_file.read_text())
-        except FileNotFoundError:
-            raise invalid(where, "file not found") from None
-        except (OSError, yaml.YAMLError) as err:
-            raise invalid(where, f"cannot read: {err}") from err
-        try:
-            return Site.model_validate(doc)
-        except ValidationError as err:
-            raise invalid(where, str(err)) from None
-
     async def load(self) -> dict[str, Any]:
-        site = self._site()
+        site = read_site(self.site_file, Site, f"{SCHEME}{self.site_file}")
         # One thread per host: a slow host does not hold up the others.
         read = await asyncio.gather(
             *(asyncio.to_thread(read_host, site, host) for host in site.hosts)
