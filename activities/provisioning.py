@@ -157,6 +157,16 @@ def as_data(value: Any) -> Any:
     return value
 
 
+# Ansible's implicit localhost, written out: this machine, the playbook's own interpreter.
+_LOCALHOST_INVENTORY = """\
+all:
+  hosts:
+    localhost:
+      ansible_connection: local
+      ansible_python_interpreter: "{{ ansible_playbook_python }}"
+"""
+
+
 class _RunOutcome(BaseModel):
     status: str
     rc: int | None
@@ -181,8 +191,7 @@ class AnsibleProvisioner:
         self.provider = provider
         self.extravars = dict(extravars)
         self.artifacts_root = artifacts_root
-        # The hosts tasks are delegated to and how to reach them; the plays themselves run on
-        # Ansible's implicit localhost whatever the inventory says.
+        # The hosts tasks are delegated to and how to reach them.
         self.inventory = inventory
         # Its own threads: a burst of long playbook runs must not starve the loop's default
         # executor, and this bounds how many ansible-playbook processes run at once.
@@ -206,6 +215,18 @@ class AnsibleProvisioner:
         outcome = await self._run("describe_vm.yml", {"vm_name": name}, progress)
         vm = outcome.stats.get("vm")
         return VmFacts.model_validate(vm) if isinstance(vm, dict) else None
+
+    def _inventories(self, private_dir: Path) -> list[str] | None:
+        """The site's inventory after one naming `localhost` as this machine.
+
+        The plays run on `localhost`; Ansible takes the first host of an inventory named
+        `localhost`, `127.0.0.1` or `::1` as localhost, so a site inventory reaching a host at
+        127.0.0.1 over SSH would otherwise run the whole play there."""
+        if self.inventory is None:
+            return None  # Ansible's implicit localhost
+        local = private_dir / "localhost.yml"
+        local.write_text(_LOCALHOST_INVENTORY)
+        return [str(local), str(self.inventory)]
 
     async def _run(
         self, playbook: str, extravars: dict[str, Any], progress: Progress | None
@@ -245,7 +266,7 @@ class AnsibleProvisioner:
             # and a request's null leaves the site's value alone.
             extravars={**self.extravars, **as_data(_given(extravars)), "provider": self.provider},
             envvars=ansible_envvars(),
-            inventory=str(self.inventory) if self.inventory else None,
+            inventory=self._inventories(private_dir),
             settings={"pexpect_timeout": 0.5, "suppress_ansible_output": True},
             quiet=True,
             event_handler=on_event,

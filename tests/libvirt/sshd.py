@@ -8,9 +8,11 @@ port, host key, a client key made for it and the `known_hosts` that trusts the h
 Only `root` may log in, by that key only. The system's sshd and its config, and root's
 `~/.ssh`, are never touched.
 
-Clients use it through one `ssh_config` (`ssh -F`): Ansible with `ansible_ssh_common_args`,
-libvirt through the URI's `command=` parameter, which names a two-line wrapper running
-`ssh -F` (libvirt's ssh transport has no parameter for a known_hosts file of its own).
+Clients use it through one `ssh_config` and a small wrapper, `ssh -F ssh_config "$@"`, that
+also notes each call's arguments (never its stdin, where Ansible pipelines its modules):
+Ansible runs it as `ansible_ssh_executable`, libvirt through the URI's `command=` parameter
+(libvirt's ssh transport has no parameter for a known_hosts file of its own). The notes show
+that both really went over SSH.
 """
 
 from __future__ import annotations
@@ -44,8 +46,13 @@ class LoopbackSshd:
 
     @property
     def ssh_command(self) -> Path:
-        """`ssh -F ssh_config "$@"`, for libvirt's `command=` URI parameter."""
+        """`ssh -F ssh_config "$@"`, noting the arguments in `calls()`."""
         return self.directory / "ssh"
+
+    def calls(self) -> list[str]:
+        """The argument lists `ssh_command` was run with, one line each."""
+        log = self.directory / "ssh-calls.log"
+        return log.read_text().splitlines() if log.exists() else []
 
     @property
     def control_dir(self) -> Path:
@@ -63,8 +70,7 @@ class LoopbackSshd:
                 "hosts": {
                     HOST: {
                         "ansible_connection": "ssh",
-                        "ansible_user": "root",
-                        "ansible_ssh_common_args": f"-F {self.ssh_config}",
+                        "ansible_ssh_executable": str(self.ssh_command),
                         "ansible_control_path_dir": str(self.control_dir),
                         "ansible_python_interpreter": "/usr/bin/python3",
                     }
@@ -170,7 +176,12 @@ MaxStartups 100
   BatchMode yes
 """,
     )
-    _write(server.ssh_command, f'#!/bin/sh\nexec ssh -F {server.ssh_config} "$@"\n', 0o700)
+    _write(
+        server.ssh_command,
+        f'#!/bin/sh\nprintf "%s\\n" "$*" >> {directory / "ssh-calls.log"}\n'
+        f'exec ssh -F {server.ssh_config} "$@"\n',
+        0o700,
+    )
     # sshd refuses to start without its privilege separation directory, which the package's
     # service (not run here) would create.
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
