@@ -19,11 +19,11 @@ import sysconfig
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 from temporalio import activity
@@ -41,6 +41,7 @@ TRANSIENT_MARKER = "TRANSIENT:"
 HEARTBEAT_EVERY_SECONDS = 5.0
 
 Progress = Callable[[str], None]
+T = TypeVar("T")
 
 # Python modules the provider collections import, by the package that provides them.
 PYTHON_PACKAGES = {"libvirt": "libvirt-python", "proxmoxer": "proxmoxer", "lxml": "lxml"}
@@ -139,6 +140,19 @@ async def run_stoppable(
         cancelled.set()
         with contextlib.suppress(Exception):
             await future
+        raise
+
+
+async def finish_first(call: Awaitable[T]) -> T:
+    """Await a call whose effect cannot be taken back once sent (the POST that creates a VM).
+    If the caller is cancelled meanwhile, the call still finishes before the cancellation
+    goes on: cut short, its effect could land after compensation has undone the step."""
+    task = asyncio.ensure_future(call)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await task
         raise
 
 
@@ -308,9 +322,8 @@ class TaskClock:
         name = event.get("event")
         if name not in ("playbook_on_task_start", "playbook_on_stats") or not event.get("created"):
             return
-        label = str(event.get("event_data", {}).get("task", "")) or "(end of the play)"
-        if name == "playbook_on_stats":
-            label = "(end of the play)"
+        task = str(event.get("event_data", {}).get("task", ""))
+        label = "(end of the play)" if name == "playbook_on_stats" else task
         stamp = datetime.fromisoformat(event["created"])  # ansible-runner stamps in UTC
         when = (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).timestamp()
         self.marks.append((label, when))

@@ -357,6 +357,29 @@ def receiver() -> None:
     uvicorn.run(receiver_app, host=config.api_host, port=config.receiver_port, log_config=None)
 
 
+@app.command("codec-server")
+def codec_server() -> None:
+    """Serve the codec server the web UI and `temporal` CLI call to decode payloads."""
+    import uvicorn
+
+    from api.codec_server import create_codec_app
+    from runtime.encryption import EncryptionCodec, PayloadKeyError
+
+    config = settings()
+    configure_logging(config)
+    if not config.payload_keys:
+        fail(
+            "set payload_keys (files virtflow_payload_keys__<id> in the secrets directory)",
+            EXIT_BAD_INPUT,
+        )
+    try:
+        codec = EncryptionCodec(config.payload_keys, config.payload_encryption_key_id)
+    except PayloadKeyError as err:
+        fail(str(err), EXIT_BAD_INPUT)
+    codec_app = create_codec_app(codec, config.codec_server_tokens, config.codec_origins)
+    uvicorn.run(codec_app, host=config.api_host, port=config.codec_server_port, log_config=None)
+
+
 async def _client(config: Settings) -> Client:
     from api.temporal_client import ClientProvider, connect_factory
 

@@ -143,6 +143,7 @@ SANDBOX_PASSTHROUGH = (
     "workflows.hold",
     "workflows.ledger_calls",
     "workflows.notifier",
+    "workflows.side_effects",
 )
 
 

@@ -100,3 +100,7 @@ def test_a_reserved_device_is_taken_and_a_device_no_host_has_never_fits() -> Non
     nic = decide(inp.model_copy(update={"request": inp.request.model_copy(
         update={"devices": {"nvidia.com/bluefield3": 1}})}))  # fmt: skip
     assert (nic.host, nic.never_fits) == (None, True)
+    assert nic.summary == (
+        "no host of the inventory could ever hold it "
+        "(no host fits: 5 insufficient_disk, 1 insufficient_device)"
+    )

@@ -33,6 +33,7 @@ TOLERATION = st.one_of(
         optional={"effect": st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"])},
     ),
     st.fixed_dictionaries({"key": st.just("gpu"), "value": st.sampled_from(["", "yes"])}),
+    st.just({"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}),
 )
 EXPR = st.one_of(
     st.fixed_dictionaries(
@@ -164,7 +165,8 @@ def test_chosen_host_passes_every_filter_and_has_the_best_total(inp: PlacementIn
     # Re-derived from PLACEMENT.md, independently of the plugins.
     req = chosen.cpu_allocation_ratio or 1.0
     assert chosen.cpu_allocated + inp.request.cpu <= math.floor(chosen.cpu_capacity * req)
-    assert not chosen.unschedulable
+    cordon_ok = any(t.key == "node.kubernetes.io/unschedulable" for t in inp.request.tolerations)
+    assert cordon_ok or not chosen.unschedulable
     assert inp.request.pool in (None, chosen.pool)
     assert chosen.vm_quota is None or chosen.vm_count < chosen.vm_quota
     if inp.request.disk_gb:
