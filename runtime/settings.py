@@ -88,6 +88,16 @@ class Settings(BaseSettings):
     temporal_api_key: SecretStr | None = None
     """API key sent as a bearer token (Temporal Cloud); enables TLS."""
 
+    worker_versioning: bool = False
+    """Run the worker as a version of the Worker Deployment `worker_deployment_name`, build
+    `worker_build_id` (docs/OPERATIONS.md, Deploying a new build). Off in the lab: a versioned
+    worker gets no task until its version is made current."""
+    worker_deployment_name: str = "virtflow"
+    """Worker Deployment the workers belong to (`TEMPORAL_DEPLOYMENT_NAME` when unset here)."""
+    worker_build_id: str | None = None
+    """This build's id, best the image tag (`TEMPORAL_WORKER_BUILD_ID` when unset here); unset:
+    the installed package's version."""
+
     payload_encryption_key_id: str | None = None
     """Encrypt every payload (inputs, results, failure messages) with this key of
     `payload_keys` (AES-GCM); unset: payloads are written in clear. To rotate, add a key,

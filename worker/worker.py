@@ -45,6 +45,7 @@ from .health import WorkerHealth, WorkerState, serving_health
 from .input_arity import InputArityCheck
 from .schedules import apply_reconcile_schedule
 from .spare_census import census_loop
+from .versioning import deployment_config
 
 WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares]
 
@@ -172,6 +173,7 @@ def build_worker(
         # Leaving the worker's block stops polling at once; running activities (a playbook
         # half-way through a VM) get this long to finish before they are cancelled.
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+        deployment_config=deployment_config(settings),
     )
 
 
