@@ -148,6 +148,11 @@ class Settings(BaseSettings):
         default_factory=lambda: {"lab_hypervisor_url": "http://127.0.0.1:8091"}
     )
     """Site variables passed to every playbook run."""
+    ansible_inventory: Path | None = None
+    """An Ansible inventory (file or directory) for every playbook run: how the hosts that
+    tasks are delegated to (a libvirt host's disk and seed) are reached over SSH, e.g.
+    `ansible_host`, `ansible_user`, `ansible_ssh_common_args`. None: by name, with the
+    worker's own SSH configuration."""
 
     vm_templates: dict[str, VmTemplate] = Field(default_factory=dict)
     """The kinds of VM the site offers, by name: base image, network, cloud-init user-data

@@ -67,11 +67,18 @@ def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
             api_token=settings.gitlab_api_token,
             poll_seconds=settings.gitlab_poll_seconds,
         )
+    if settings.ansible_inventory is not None and not settings.ansible_inventory.exists():
+        # Ansible would warn and go on without it, reaching the hosts the wrong way.
+        raise ValueError(
+            f"ansible_inventory {settings.ansible_inventory} does not exist "
+            "(VIRTFLOW_ANSIBLE_INVENTORY): write the inventory there or unset it"
+        )
     return AnsibleProvisioner(
         playbook_dir=settings.playbook_dir,
         provider=settings.ansible_provider,
         extravars=settings.ansible_extravars,
         artifacts_root=settings.state_dir / "ansible",
+        inventory=settings.ansible_inventory,
     )
 
 
