@@ -79,6 +79,7 @@ with workflow.unsafe.imports_passed_through():
 from .held_spare import HeldSpare
 from .ledger_calls import free_reservation
 from .notifier import Notifier
+from .side_effects import STOP_FIRST, until_stopped
 
 # A create that failed for a reason the playbook reports is final; others get a few tries.
 CREATE_RETRY = RetryPolicy(
@@ -311,7 +312,8 @@ class PrepareSpare:
 
     async def _reserve(self, spare_id: str, req: SpareRequest) -> Reservation:
         self._enter(Phase.RESERVING, "asking the ledger for a host")
-        result: ReserveResult = await workflow.execute_activity_method(
+        # Stopped before compensation frees: a reserve still in flight could land after it.
+        reserving = workflow.start_activity_method(
             LedgerActivities.reserve_capacity,
             ReserveInput(
                 inventory=req.inventory,
@@ -324,7 +326,9 @@ class PrepareSpare:
             start_to_close_timeout=req.timeouts.ledger,
             heartbeat_timeout=req.timeouts.heartbeat,
             retry_policy=LEDGER_RETRY,
+            cancellation_type=STOP_FIRST,
         )
+        result: ReserveResult = await until_stopped(reserving)
         if result.status == "reserved" and result.reservation is not None:
             return result.reservation
         if result.status == "never_fits":
@@ -352,13 +356,17 @@ class PrepareSpare:
     async def _create_vm(
         self, spare_id: str, req: SpareRequest, reservation: Reservation
     ) -> VmFacts:
-        return await workflow.execute_activity_method(
+        # Stopped before compensation destroys: a create still running would make the VM
+        # after the destroy.
+        creating = workflow.start_activity_method(
             ProvisioningActivities.create_vm,
             CreateVmInput(spec=req.vm_spec(spare_id, reservation)),
             start_to_close_timeout=timedelta(seconds=req.create_timeout_seconds),
             heartbeat_timeout=req.timeouts.heartbeat,
             retry_policy=CREATE_RETRY,
+            cancellation_type=STOP_FIRST,
         )
+        return await until_stopped(creating)
 
     async def _wait_ready(self, spare_id: str, req: SpareRequest) -> None:
         """Probe in bounded rounds so the UI shows what is still missing between rounds."""
