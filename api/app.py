@@ -7,7 +7,7 @@ never sees a 500 for "Temporal is down" or "no such spare".
 from __future__ import annotations
 
 import logging
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -16,6 +16,7 @@ from temporalio.service import RPCError
 from runtime.settings import Settings
 from runtime.telemetry import instrument_api
 
+from .admission import Admission
 from .auth import ANY_ROLE, app_settings
 from .compat import router as compat_router
 from .errors import Code, TemporalUnavailable
@@ -31,6 +32,12 @@ from .versions import legacy_aliases
 
 log = logging.getLogger(__name__)
 API_VERSION = "1.0.0"
+# How the API is served (uvicorn). Idle keep-alive connections are kept 75 s, not uvicorn's
+# 5: a load balancer in front (60 s idle timeout is common, AWS ALB's default) must close an
+# idle connection before the API does, or it sends a request on a connection the API is
+# closing and the caller sees it dropped. A busy API also fires a short keep-alive timer late,
+# closing a connection whose next request is already on its way.
+SERVER_OPTIONS: dict[str, Any] = {"timeout_keep_alive": 75}
 
 
 def create_app(settings: Settings, client_factory: ClientFactory | None = None) -> FastAPI:
@@ -49,6 +56,7 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
     )
     app.state.settings = settings
     app.state.clients = ClientProvider(client_factory or connect_factory(settings))
+    app.state.admission = Admission()
     if not settings.api_tokens:
         log.warning("API authentication disabled: no api_tokens configured (lab mode)")
     install_problem_handlers(app)

@@ -24,7 +24,7 @@ import psutil
 import yaml
 from temporalio.client import Client
 
-from api.app import create_app
+from api.app import SERVER_OPTIONS, create_app
 from cli.dev import TemporalDevServer, free_ports
 from lab.hypervisor import LabHypervisor
 from lab.stack import LabStack
@@ -212,7 +212,7 @@ async def bench_stack(
             return client
 
         api_url = await stack.enter_async_context(
-            serve_app(create_app(settings, client_factory=same_client))
+            serve_app(create_app(settings, client_factory=same_client), **SERVER_OPTIONS)
         )
         limits = httpx.Limits(max_connections=100, max_keepalive_connections=100)
         http = await stack.enter_async_context(httpx.AsyncClient(timeout=120, limits=limits))

@@ -22,7 +22,7 @@ from rich.console import Console
 from temporalio.client import Client
 
 from activities.notify import ReceiverConfig
-from api.app import create_app
+from api.app import SERVER_OPTIONS, create_app
 from api.temporal_client import connect_factory
 from contracts.common import SEARCH_ATTRIBUTES
 from lab.stack import LabStack
@@ -281,7 +281,9 @@ async def lab_stack(
             return client
 
         api_app = create_app(settings, client_factory=same_client)
-        api_url = await stack.enter_async_context(serve_app(api_app, port=ports.api))
+        api_url = await stack.enter_async_context(
+            serve_app(api_app, port=ports.api, **SERVER_OPTIONS)
+        )
         yield RunningStack(settings, client, api_url, receiver_url, worker)
 
 

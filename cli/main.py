@@ -326,13 +326,19 @@ def api() -> None:
     """Serve the HTTP API (OpenAPI at /docs)."""
     import uvicorn
 
-    from api.app import create_app
+    from api.app import SERVER_OPTIONS, create_app
     from runtime.telemetry import flush_traces
 
     config = settings()
     configure_logging(config)
     try:
-        uvicorn.run(create_app(config), host=config.api_host, port=config.api_port, log_config=None)
+        uvicorn.run(
+            create_app(config),
+            host=config.api_host,
+            port=config.api_port,
+            log_config=None,
+            **SERVER_OPTIONS,
+        )
     finally:
         # uvicorn returns after SIGTERM: the spans of the last requests still go out.
         flush_traces(config)

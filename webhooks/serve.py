@@ -140,9 +140,12 @@ class EmbeddedServer:
 
 
 @contextlib.asynccontextmanager
-async def serve_app(app: ASGIApp, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
-    """Serve `app` on the running loop; yields its base URL (port 0 picks a free port)."""
-    server = EmbeddedServer(app, host, port)
+async def serve_app(
+    app: ASGIApp, host: str = "127.0.0.1", port: int = 0, **config: Any
+) -> AsyncIterator[str]:
+    """Serve `app` on the running loop; yields its base URL (port 0 picks a free port).
+    `config` goes to `uvicorn.Config`."""
+    server = EmbeddedServer(app, host, port, **config)
     url = await server.start()
     try:
         yield url
