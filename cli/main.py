@@ -35,6 +35,7 @@ from api.explain import ExplainBody
 from contracts.spare import Phase, SpareRequest
 from runtime.logging_setup import configure_logging
 from runtime.settings import CONFIG_ENV, Settings, get_settings
+from runtime.temporal_profile import TemporalProfileError
 from virtflow_client import AuthenticatedClient
 from virtflow_client.api.spares import (
     cancel_spare,
@@ -97,7 +98,7 @@ def settings() -> Settings:
         return get_settings()
     except ValidationError as err:
         fail(f"bad settings: {_one_line(err)}", EXIT_BAD_INPUT)
-    except FileNotFoundError as err:
+    except (FileNotFoundError, TemporalProfileError) as err:
         fail(str(err), EXIT_BAD_INPUT)
 
 
@@ -355,6 +356,41 @@ def receiver() -> None:
     except ValueError as err:
         fail(f"bad receiver secret: {err}", EXIT_BAD_INPUT)
     uvicorn.run(receiver_app, host=config.api_host, port=config.receiver_port, log_config=None)
+
+
+@app.command()
+def replay(
+    since_hours: Annotated[
+        float, typer.Option("--since-hours", min=0, help="Also replay runs closed this recently")
+    ] = 24.0,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many histories")] = 1000,
+) -> None:
+    """Replay the namespace's running and recent spares, releases and ledgers against the code
+    installed here; exit 1 if any diverges (the gate before a new build takes traffic)."""
+    from datetime import timedelta
+
+    from worker.replay import replay_namespace
+
+    config = settings()
+
+    async def go() -> bool:
+        client = await _client(config)
+        report = await replay_namespace(
+            client, config.task_queue, timedelta(hours=since_hours), limit
+        )
+        for d in report.diverged:
+            kind = "non-deterministic" if d.nondeterministic else "replay failed"
+            console.print(f"[red]{kind}[/] {d.workflow_type} {d.workflow_id} (run {d.run_id})")
+            console.print(f"  {d.message}", markup=False)
+        verdict = "[green]all replay[/]" if report.ok else f"[red]{len(report.diverged)} diverge[/]"
+        console.print(
+            f"replayed {len(report.replayed)} histories of {config.temporal_namespace}/"
+            f"{config.task_queue} (running, or closed in the last {since_hours:g} h): {verdict}"
+        )
+        return report.ok
+
+    if not run(go()):
+        raise typer.Exit(EXIT_FAILED)
 
 
 @app.command("codec-server")

@@ -88,6 +88,16 @@ class Settings(BaseSettings):
     temporal_api_key: SecretStr | None = None
     """API key sent as a bearer token (Temporal Cloud); enables TLS."""
 
+    worker_versioning: bool = False
+    """Run the worker as a version of the Worker Deployment `worker_deployment_name`, build
+    `worker_build_id` (docs/OPERATIONS.md, Deploying a new build). Off in the lab: a versioned
+    worker gets no task until its version is made current."""
+    worker_deployment_name: str = "virtflow"
+    """Worker Deployment the workers belong to (`TEMPORAL_DEPLOYMENT_NAME` when unset here)."""
+    worker_build_id: str | None = None
+    """This build's id, best the image tag (`TEMPORAL_WORKER_BUILD_ID` when unset here); unset:
+    the installed package's version."""
+
     payload_encryption_key_id: str | None = None
     """Encrypt every payload (inputs, results, failure messages) with this key of
     `payload_keys` (AES-GCM); unset: payloads are written in clear. To rotate, add a key,
@@ -138,6 +148,11 @@ class Settings(BaseSettings):
         default_factory=lambda: {"lab_hypervisor_url": "http://127.0.0.1:8091"}
     )
     """Site variables passed to every playbook run."""
+    ansible_inventory: Path | None = None
+    """An Ansible inventory (file or directory) for every playbook run: how the hosts that
+    tasks are delegated to (a libvirt host's disk and seed) are reached over SSH, e.g.
+    `ansible_host`, `ansible_user`, `ansible_ssh_common_args`. None: by name, with the
+    worker's own SSH configuration."""
 
     vm_templates: dict[str, VmTemplate] = Field(default_factory=dict)
     """The kinds of VM the site offers, by name: base image, network, cloud-init user-data
