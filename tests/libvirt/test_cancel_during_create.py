@@ -2,9 +2,10 @@
 
 Three spares are cancelled at three points of the libvirt create playbook: once the overlay
 disk exists, once the cloud-init seed is built, once the domain is defined. Compensation
-starts only after the cancelled playbook has stopped (the history shows the create
-cancelled before the release begins), so its destroy finds all that the create made: afterwards there is no domain, no disk, no seed, no console log and no bootstrap
-token, with no orphan sweep running. No guest has to boot: the cancel comes before that.
+starts only after the cancelled playbook has stopped (the history shows the create cancelled
+before the release begins), so its destroy finds all that the create made: afterwards there
+is no domain, no disk, no seed, no console log and no bootstrap token, with no orphan sweep
+running. No guest has to boot: the cancel comes before that.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from contracts.spare import Phase
 from lab.guest_image import GuestImage
 from runtime.settings import Settings
 from tests.helpers import assert_eventually
+from tests.libvirt.sshd import LoopbackSshd
 from tests.libvirt.test_real_spare import real_site, record_tokens, remove_domain
 from tests.stack import running_stack
 from workflows.prepare_spare import PrepareSpare
@@ -61,6 +63,7 @@ async def test_a_spare_cancelled_during_its_create_playbook_leaves_nothing(
     libvirt_uri: str,
     libvirt_collections: Path,
     guest_image: GuestImage,
+    loopback_ssh: LoopbackSshd,
 ) -> None:
     monkeypatch.setenv("ANSIBLE_COLLECTIONS_PATH", str(libvirt_collections))
     images = tmp_path / "images"
@@ -68,14 +71,14 @@ async def test_a_spare_cancelled_during_its_create_playbook_leaves_nothing(
 
     def configure(settings: Settings) -> Settings:
         port = urlsplit(cluster_endpoint(settings.kubeconfig).server).port
-        return real_site(settings, tmp_path, libvirt_uri, guest_image, images, port)
+        return real_site(settings, tmp_path, loopback_ssh, guest_image, images, port)
 
     async with running_stack(client, task_queue, tmp_path, {"hosts": []}, configure) as stack:
         tokens = record_tokens(stack.lab.kube.store)
 
         async def cancel_once(point: str, reached: Callable[[str], bool]) -> str:
             # A short heartbeat timeout: the cancel reaches the activity with a heartbeat.
-            req = stack.request(cpu=1, memory_mb=256, timeouts={"heartbeat_seconds": 1})
+            req = stack.request(cpu=1, memory_mb=256, timeouts={"heartbeat_seconds": 3})
             name = req.spare_id
             request.addfinalizer(lambda: remove_domain(libvirt_uri, name))
             handle = await stack.start(req)
@@ -99,8 +102,9 @@ async def test_a_spare_cancelled_during_its_create_playbook_leaves_nothing(
             cancel_once("seed", lambda n: (images / f"{n}-seed.iso").exists()),
             cancel_once("domain", lambda n: defined(libvirt_uri, n)),
         )
-        # Each made a token; none is left, nor anything on the hypervisor.
-        assert len(tokens) == 3
+        # Each made a token (a retried attempt makes another); none is left, nor anything on
+        # the hypervisor.
+        assert len(tokens) >= 3
         assert stack.lab.kube.store.list("secrets", NAMESPACE) == []
         assert [n for n in names if defined(libvirt_uri, n)] == []
         assert sorted(p.name for p in images.iterdir()) == []
