@@ -6,8 +6,8 @@ unchanged, and adds two things a real cluster does:
 
 - **The stats delay.** `GET /cluster/resources` takes a VM's name and status from pvestatd,
   which refreshes every 10 s: a VM cloned a moment ago is listed with no name and status
-  `unknown` until the next pass. The front hides both for `stats_delay` seconds after it first
-  lists a VM id (0: no delay).
+  `unknown` until the next pass. The front hides both for `stats_delay` seconds after a clone
+  through it made the VM (0: no delay).
 - **A guest that boots.** When a start task of a VM whose config has `cicustom: user=<storage>:
   snippets/<file>` ends OK, the front reads that snippet where the node keeps the storage's
   snippets (`snippets_dirs`), as PVE does at start, and plays the guest's cloud-init: it writes
@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 
 API = "/api2/json"
 _START = re.compile(rf"^{API}/nodes/([^/]+)/qemu/(\d+)/status/start$")
+_CLONE = re.compile(rf"^{API}/nodes/([^/]+)/qemu/(\d+)/clone$")
+_NEWID = re.compile(r"(?:^|&)newid=(\d+)")
 _CICUSTOM_USER = re.compile(r"(?:^|,)user=([^:,]+):snippets/([^,]+)")
 # Request headers the front passes on (the client's credentials and what it accepts).
 _PASS_HEADERS = ("Authorization", "Cookie", "CSRFPreventionToken", "Content-Type", "Accept")
@@ -72,7 +74,7 @@ class PveFront:
     """Storage name -> directory of its snippets (where the playbook writes them)."""
     stats_delay: float = 0.0
     guests: dict[int, Guest] = field(default_factory=dict)
-    _first_listed: dict[int, float] = field(default_factory=dict)
+    _made_at: dict[int, float] = field(default_factory=dict)
     _runner: web.AppRunner | None = None
     _session: aiohttp.ClientSession | None = None
     _boots: set[asyncio.Task[None]] = field(default_factory=set)
@@ -124,6 +126,9 @@ class PveFront:
         path = request.path
         if request.method == "GET" and path == f"{API}/cluster/resources" and status == 200:
             payload = self._delayed_stats(payload)
+        elif request.method == "POST" and status == 200 and _CLONE.match(path):
+            if newid := _NEWID.search(body.decode(errors="replace")):
+                self._made_at[int(newid[1])] = time.monotonic()
         elif request.method == "POST" and status == 200 and (start := _START.match(path)):
             upid = json.loads(payload).get("data")
             boot = asyncio.create_task(
@@ -143,8 +148,8 @@ class PveFront:
         for entry in document.get("data") or []:
             if entry.get("type") != "qemu":
                 continue
-            first = self._first_listed.setdefault(int(entry["vmid"]), now)
-            if now - first < self.stats_delay:
+            made = self._made_at.get(int(entry["vmid"]))
+            if made is not None and now - made < self.stats_delay:
                 # pvestatd has not been round yet: no name, no status.
                 entry.pop("name", None)
                 entry["status"] = "unknown"
