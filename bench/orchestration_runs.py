@@ -16,8 +16,11 @@ import psutil
 from orchestration_baseline import MINIMAL_WORKFLOW
 from orchestration_history import create_vm_latencies, percentile
 from orchestration_stack import BIG_INVENTORY, TASK_QUEUE, BenchStack
+from temporalio.common import WorkflowIDReusePolicy
 
+from api.spare_ops import request_hash
 from contracts.spare import (
+    MEMO_REQUEST_HASH,
     PREPARE_SPARE,
     ReleaseRequest,
     SpareRequest,
@@ -26,6 +29,7 @@ from contracts.spare import (
 )
 
 RELEASE_SIGNAL = "request_release"
+
 READY_POLL_SECONDS = 0.5
 POST_ATTEMPTS = 3
 
@@ -111,8 +115,11 @@ async def spares_via_client(stack: BenchStack, count: int) -> Run:
             req,
             id=req.spare_id,
             task_queue=TASK_QUEUE,
-            # As the API starts a spare (POST /spare/prepare), with its first search attributes.
+            # As the API starts a spare (POST /spare/prepare): its first search attributes, the
+            # request's hash in the memo, and no reuse of an ended spare's id.
             search_attributes=start_search_attributes(req),
+            memo={MEMO_REQUEST_HASH: request_hash(req)},
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             start_signal=RELEASE_SIGNAL,
             start_signal_args=[ReleaseRequest(reason="benchmark")],
         )

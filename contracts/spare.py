@@ -42,7 +42,13 @@ REPLACEMENT_READY_SIGNAL = "replacement_ready"
 SPARE_LABEL = "virtflow.io/spare"
 SPARE_ID_LABEL = "virtflow.io/spare-id"
 CLUSTER_LABEL = "virtflow.io/cluster"
+# Set on a spare's Node by the release's cordon: the held spare's watch ends when it sees it.
+RELEASING_ANNOTATION = "virtflow.io/releasing"
 
+
+# The memo key of the request's hash. virtflow's own door (the API, `virtflow prepare`) sets it
+# and starts with id reuse policy REJECT_DUPLICATE, so a run that has it is its id's only one.
+MEMO_REQUEST_HASH = "virtflow.request_sha256"
 
 # Every spare workflow id, hence every spare VM and Node name, starts with this.
 SPARE_ID_PREFIX = "spare-"

@@ -40,6 +40,7 @@ class HostFacts(BaseModel):
     taints: list[dict[str, str]] = Field(default_factory=list)
     cpu_allocation_ratio: float | None = Field(default=None, gt=0)
     memory_allocation_ratio: float | None = Field(default=None, gt=0)
+    disk_allocation_ratio: float | None = Field(default=None, gt=0)
     gpu_capacity: int = Field(default=0, ge=0)
     vm_quota: int | None = Field(default=None, ge=0)
     unschedulable: bool = False

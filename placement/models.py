@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -114,13 +115,21 @@ class Toleration(BaseModel):
 
 
 class MatchExpression(BaseModel):
-    """A Kubernetes NodeSelectorRequirement; `values: null` is no values."""
+    """A Kubernetes NodeSelectorRequirement; `values: null` is no values.
+
+    The shape is checked as the Kubernetes API checks a Pod (values for In/NotIn, none for
+    Exists/DoesNotExist, exactly one for Gt/Lt). A key or value that is not label syntax, or a
+    Gt/Lt value that is not an integer, is accepted and matches no host, as kube-scheduler's
+    nodeaffinity does with a requirement it cannot parse.
+    """
 
     model_config = ConfigDict(frozen=True, coerce_numbers_to_str=True)
 
-    key: LabelKey = Field(min_length=1)
+    key: str = Field(max_length=1024)
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
-    values: list[str] = Field(default_factory=list)
+    values: list[Annotated[str, Field(max_length=1024)]] = Field(
+        default_factory=list, max_length=1024
+    )
 
     _nulls = model_validator(mode="before")(_unset_nulls)
 
@@ -130,13 +139,24 @@ class MatchExpression(BaseModel):
             raise ValueError(f"operator {self.operator} needs at least one value")
         if self.operator in ("Exists", "DoesNotExist") and self.values:
             raise ValueError(f"operator {self.operator} takes no values")
-        if self.operator in ("Gt", "Lt") and (
-            len(self.values) != 1 or _as_int(self.values[0]) is None
-        ):
-            raise ValueError(f"operator {self.operator} needs exactly one integer value")
+        if self.operator in ("Gt", "Lt") and len(self.values) != 1:
+            raise ValueError(f"operator {self.operator} needs exactly one value")
         return self
 
+    @cached_property
+    def valid(self) -> bool:
+        """Whether Kubernetes could parse it: label syntax, and an integer for Gt/Lt."""
+        try:
+            check_label_key(self.key)
+            for value in self.values:
+                check_label_value(value)
+        except ValueError:
+            return False
+        return self.operator not in ("Gt", "Lt") or _as_int(self.values[0]) is not None
+
     def matches(self, labels: dict[str, str]) -> bool:
+        if not self.valid:
+            return False
         value = labels.get(self.key)
         if self.operator == "In":
             return value is not None and value in self.values
@@ -153,11 +173,15 @@ class MatchExpression(BaseModel):
         return have > want if self.operator == "Gt" else have < want
 
 
+_INT64 = re.compile(r"[+-]?[0-9]+")
+
+
 def _as_int(text: str) -> int | None:
-    try:
-        return int(text.strip())
-    except ValueError:
+    """Go's strconv.ParseInt(text, 10, 64): no spaces, no underscores, 64 bits."""
+    if not _INT64.fullmatch(text):
         return None
+    number = int(text)
+    return number if -(2**63) <= number < 2**63 else None
 
 
 # A toleration list as Kubernetes clients write it: null is no tolerations.
@@ -172,20 +196,13 @@ class PreferredTerm(BaseModel):
 
 
 class NodeAffinity(BaseModel):
-    """`required`: OR of terms, each an AND of expressions (an empty term is refused)."""
+    """`required`: OR of terms, each an AND of expressions; an empty term matches no host (as in
+    Kubernetes, where a Pod with only such terms stays Pending)."""
 
     required: list[list[MatchExpression]] = Field(default_factory=list)
     preferred: list[PreferredTerm] = Field(default_factory=list)
 
     _nulls = model_validator(mode="before")(_unset_nulls)
-
-    @field_validator("required")
-    @classmethod
-    def _no_empty_term(cls, terms: list[list[MatchExpression]]) -> list[list[MatchExpression]]:
-        for i, term in enumerate(terms):
-            if not term:
-                raise ValueError(f"term {i} is empty (Kubernetes: an empty term matches nothing)")
-        return terms
 
 
 class Host(BaseModel):

@@ -45,6 +45,7 @@ from .health import WorkerHealth, WorkerState, serving_health
 from .input_arity import InputArityCheck
 from .schedules import apply_reconcile_schedule
 from .spare_census import census_loop
+from .versioning import deployment_config
 
 WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares]
 
@@ -66,11 +67,18 @@ def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
             api_token=settings.gitlab_api_token,
             poll_seconds=settings.gitlab_poll_seconds,
         )
+    if settings.ansible_inventory is not None and not settings.ansible_inventory.exists():
+        # Ansible would warn and go on without it, reaching the hosts the wrong way.
+        raise ValueError(
+            f"ansible_inventory {settings.ansible_inventory} does not exist "
+            "(VIRTFLOW_ANSIBLE_INVENTORY): write the inventory there or unset it"
+        )
     return AnsibleProvisioner(
         playbook_dir=settings.playbook_dir,
         provider=settings.ansible_provider,
         extravars=settings.ansible_extravars,
         artifacts_root=settings.state_dir / "ansible",
+        inventory=settings.ansible_inventory,
     )
 
 
@@ -136,6 +144,7 @@ SANDBOX_PASSTHROUGH = (
     "workflows.hold",
     "workflows.ledger_calls",
     "workflows.notifier",
+    "workflows.side_effects",
 )
 
 
@@ -164,6 +173,7 @@ def build_worker(
         # Leaving the worker's block stops polling at once; running activities (a playbook
         # half-way through a VM) get this long to finish before they are cancelled.
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+        deployment_config=deployment_config(settings),
     )
 
 

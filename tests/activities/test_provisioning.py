@@ -5,6 +5,7 @@ lab hypervisor, through Temporal's ActivityEnvironment. Each run costs ~2 s: nin
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -82,12 +83,23 @@ def recording_env() -> tuple[ActivityEnvironment, list[Any]]:
 
 
 async def test_create_returns_facts_from_set_stats_and_is_idempotent(
-    hypervisor: LabHypervisor, activities: ProvisioningActivities, artifacts: Path
+    hypervisor: LabHypervisor,
+    activities: ProvisioningActivities,
+    artifacts: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     # The create task lasts past the quiet period, so a heartbeat reports it.
     hypervisor.create_delay = QUIET_SECONDS
     env, beats = recording_env()
-    facts = await env.run(activities.create_vm, CreateVmInput(spec=spec("spare-1", vmid=4242)))
+    with caplog.at_level(logging.DEBUG, logger="activities.provisioning"):
+        facts = await env.run(activities.create_vm, CreateVmInput(spec=spec("spare-1", vmid=4242)))
+    # Where the run's time went, task by task, with the hypervisor's delay on its task.
+    (timed,) = [r for r in caplog.records if hasattr(r, "playbook_seconds")]
+    spent = dict(timed.playbook_seconds)
+    assert timed.playbook_seconds[0][0] == "(start of ansible-playbook)"
+    assert timed.playbook_seconds[-1][0] == "(end of the play)"
+    assert spent[CREATE_TASK] >= QUIET_SECONDS - 0.05  # stamps are to the microsecond
+    assert all(seconds >= 0 for seconds in spent.values())
     lab_vm = hypervisor.vms["spare-1"]
     assert facts == VmFacts(name="spare-1", host="bm-1", ip=lab_vm.ip, mac=lab_vm.mac, vmid=4242)
     assert lab_vm.labels == {"virtflow.io/spare": "true"}
