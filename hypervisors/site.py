@@ -44,7 +44,6 @@ class HostFacts(BaseModel):
     gpu_capacity: int = Field(default=0, ge=0)
     vm_quota: int | None = Field(default=None, ge=0)
     unschedulable: bool = False
-    disk_allocation_ratio: float | None = Field(default=None, gt=0)
     # Devices other than GPUs the host offers, by extended-resource name (PLACEMENT.md).
     devices_capacity: dict[str, int] = Field(default_factory=dict)
 
