@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import temporalio.common
 from temporalio.common import MetricMeter
 
 SPARE_PHASE = "virtflow_spare_phase_entered"
@@ -16,6 +17,8 @@ TIME_TO_READY = "virtflow_spare_time_to_ready_seconds"
 PLACEMENT_LATENCY = "virtflow_placement_duration_seconds"
 WEBHOOK_DELIVERIES = "virtflow_webhook_deliveries"
 LEDGER_RESERVATIONS = "virtflow_ledger_reservations"
+LEDGER_WAITERS = "virtflow_ledger_waiters"
+SPARE_UNHEALTHY = "virtflow_spare_unhealthy"
 
 # Spares per phase now, counted in Temporal visibility (worker/spare_census.py): right however
 # many workers run or restart, unlike counters kept by each worker.
@@ -27,6 +30,8 @@ ALL = (
     PLACEMENT_LATENCY,
     WEBHOOK_DELIVERIES,
     LEDGER_RESERVATIONS,
+    LEDGER_WAITERS,
+    SPARE_UNHEALTHY,
     SPARES,
 )
 
@@ -77,3 +82,23 @@ def ledger_reservations(meter: MetricMeter, inventory: str, in_use: int) -> None
     meter.create_gauge(LEDGER_RESERVATIONS, "Reservations held by an inventory's ledger").set(
         in_use, {"inventory": inventory}
     )
+
+
+def ledger_waiters(meter: MetricMeter, inventory: str, waiting: int) -> None:
+    meter.create_gauge(LEDGER_WAITERS, "Spares waiting for room in an inventory's ledger").set(
+        waiting, {"inventory": inventory}
+    )
+
+
+def _unhealthy(meter: MetricMeter) -> temporalio.common.MetricCounter:
+    return meter.create_counter(SPARE_UNHEALTHY, "Held (or warm) spares found unhealthy")
+
+
+def spare_unhealthy(meter: MetricMeter) -> None:
+    _unhealthy(meter).add(1)
+
+
+def declare(meter: MetricMeter) -> None:
+    """Counters of rare events start at 0 when a worker starts, so the series exists and an
+    alert's `increase()` sees the first event."""
+    _unhealthy(meter).add(0)

@@ -39,6 +39,7 @@ from activities.spare_ids import SPARE_ID_USED
 from contracts.common import CLUSTER
 from contracts.ledger import GroupMember, ReserveGroupInput
 from contracts.spare import (
+    MEMO_REQUEST_HASH,
     PREPARE_SPARE,
     RELEASE_UPDATE,
     STATUS_QUERY,
@@ -62,7 +63,6 @@ from .inventory_check import check_hosts_exist, check_near_known, inventory_snap
 from .temporal_client import is_no_worker, is_unavailable
 from .workers import require_worker
 
-MEMO_REQUEST_HASH = "virtflow.request_sha256"
 # Queries and updates need a worker; without one the server would hold the call until its own
 # deadline. A worker answers a query in milliseconds: one silent this long is as good as gone
 # (a query is safe to ask again). A release not accepted in time may still be taken up later,

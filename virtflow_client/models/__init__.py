@@ -33,6 +33,7 @@ from .placed_topology_domains import PlacedTopologyDomains
 from .preferred_term import PreferredTerm
 from .prepare_accepted import PrepareAccepted
 from .prepare_body import PrepareBody
+from .prepare_body_devices import PrepareBodyDevices
 from .prepare_body_node_selector import PrepareBodyNodeSelector
 from .prepare_body_on_unhealthy import PrepareBodyOnUnhealthy
 from .problem import Problem
@@ -95,6 +96,7 @@ __all__ = (
     "PreferredTerm",
     "PrepareAccepted",
     "PrepareBody",
+    "PrepareBodyDevices",
     "PrepareBodyNodeSelector",
     "PrepareBodyOnUnhealthy",
     "Problem",
