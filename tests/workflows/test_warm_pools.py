@@ -12,84 +12,30 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
+from contracts.reconcile import ReconcileInput
 from contracts.spare import SPARE_ID_LABEL, Phase, ReleaseRequest
-from contracts.warm import POOL_QUERY, WARM_LABEL, WarmPoolSpec, WarmPoolView
+from contracts.warm import WARM_LABEL
 from contracts.warm import warm_pool_workflow_id as pool_id
-from runtime.settings import Settings
 from tests.helpers import assert_eventually
-from tests.stack import Stack, ledger_reservations, running_stack, wait_phase
+from tests.stack import Stack, ledger_reservations, wait_phase
+from tests.warm_stack import SHAPE, new_pool_name, pool_view, resize, wait_pool, warm_stack
+from tests.workflows.test_replay import recording_only, replay_and_keep
 from worker.schedules import apply_warm_pools
 from workflows.prepare_spare import PrepareSpare
-
-SHAPE = {"cpu": 1, "memory_mb": 512}
-
-
-@pytest.fixture
-def inventory_doc() -> dict[str, Any]:
-    """Four general hosts with room for dozens of small spares, and one host of another pool
-    with a label no warm spare's host has."""
-    host = {
-        "cpu_capacity": 16,
-        "cpu_allocated": 0,
-        "cpu_allocation_ratio": 1.0,
-        "memory_mb_capacity": 65536,
-        "memory_mb_allocated": 0,
-        "memory_allocation_ratio": 1.0,
-    }
-    hosts = [{"name": f"bm-{i:02d}", "pool": "general", **host} for i in range(4)]
-    hosts.append({"name": "bm-99", "pool": "other", "labels": {"special": "yes"}, **host})
-    return {"hosts": hosts}
+from workflows.reconcile_spares import ReconcileSpares
 
 
 @pytest.fixture
 def pool_name() -> str:
-    return f"p{uuid.uuid4().hex[:8]}"
+    return new_pool_name()
 
 
 @pytest.fixture
 async def stack(
-    client: Client, task_queue: str, tmp_path: Path, inventory_doc: dict[str, Any], pool_name: str
+    client: Client, task_queue: str, tmp_path: Path, pool_name: str
 ) -> AsyncIterator[Stack]:
-    def with_pool(settings: Settings) -> Settings:
-        spec = WarmPoolSpec(
-            name=pool_name,
-            cluster="lab",
-            inventory=next(iter(settings.inventories)),
-            pool="general",
-            size=3,
-            **SHAPE,
-        )
-        # The hypervisor's HTTP API, not a playbook per VM: provisioning is not the point here.
-        return settings.model_copy(
-            update={
-                "warm_pools": [spec],
-                "provisioner": "http",
-                "hypervisor_api_url": settings.ansible_extravars["lab_hypervisor_url"],
-            }
-        )
-
-    async with running_stack(client, task_queue, tmp_path, inventory_doc, with_pool) as running:
+    async with warm_stack(client, task_queue, tmp_path, pool_name) as running:
         yield running
-
-
-async def pool_view(stack: Stack, name: str) -> WarmPoolView:
-    handle = stack.client.get_workflow_handle(pool_id(name))
-    return await handle.query(POOL_QUERY, result_type=WarmPoolView)
-
-
-async def wait_pool(stack: Stack, name: str, ready: int, timeout: float = 60) -> WarmPoolView:
-    async def filled() -> None:
-        view = await pool_view(stack, name)
-        assert view.ready == ready and view.coming_up == 0, view
-
-    await assert_eventually(filled, timeout=timeout)
-    return await pool_view(stack, name)
-
-
-async def resize(stack: Stack, size: int) -> None:
-    spec = stack.settings.warm_pools[0].model_copy(update={"size": size})
-    stack.settings = stack.settings.model_copy(update={"warm_pools": [spec]})
-    await apply_warm_pools(stack.client, stack.settings, stack.task_queue)
 
 
 def node(stack: Stack, name: str) -> dict[str, Any]:
@@ -136,6 +82,15 @@ async def test_a_pool_fills_hands_a_spare_over_refills_and_drains(
     warm_handle = stack.client.get_workflow_handle(taken)
     handed = await warm_handle.result()
     assert handed["phase"] == Phase.HANDED_OVER and handed["handed_to"] == req.spare_id
+
+    # The orphan sweep sees who looks after the handed-over VM: the spare that claimed it.
+    swept = await stack.client.execute_workflow(
+        ReconcileSpares.run,
+        ReconcileInput(grace_seconds=1),
+        id=f"reconcile-{uuid.uuid4().hex[:8]}",
+        task_queue=stack.task_queue,
+    )
+    assert taken not in swept.suspects
 
     # The pool refills behind the claim.
     view = await wait_pool(stack, pool_name, ready=3)
@@ -186,3 +141,28 @@ async def test_concurrent_requests_never_share_a_warm_spare(stack: Stack, pool_n
     assert {s.warm.warm_spare_id for s in warm if s.warm} == warm_ids
     assert len({s.vm.name for s in statuses if s.vm}) == 20
     assert all(s.vm and s.vm.name == s.spare_id for s in statuses if s.warm is None)
+
+
+@recording_only
+async def test_record_a_warm_claim(stack: Stack, pool_name: str) -> None:
+    """Saved for the replay tests: a pool, a spare that claimed from it, the handed-over one."""
+    await resize(stack, 1)
+    await wait_pool(stack, pool_name, ready=1)
+    handle = await stack.start(stack.request(**SHAPE))
+    await wait_phase(handle, Phase.READY)
+    taken = (await handle.query(PrepareSpare.status)).warm
+    assert taken is not None
+    await wait_pool(stack, pool_name, ready=1)
+    await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="recorded"))
+    await handle.result()
+    await resize(stack, 0)
+
+    async def drained() -> None:
+        assert (await pool_view(stack, pool_name)).spares == []
+
+    await assert_eventually(drained)
+    pool = stack.client.get_workflow_handle(pool_id(pool_name))
+    warm = stack.client.get_workflow_handle(taken.warm_spare_id)
+    await replay_and_keep(
+        await handle.fetch_history(), await warm.fetch_history(), await pool.fetch_history()
+    )
