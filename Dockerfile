@@ -24,10 +24,11 @@ COPY api api
 COPY cli cli
 COPY lab lab
 COPY playbooks playbooks
+COPY hypervisors hypervisors
 COPY virtflow_client virtflow_client
 COPY deploy/image deploy/image
 RUN python -m venv /opt/virtflow \
-    && /opt/virtflow/bin/pip install --constraint deploy/image/constraints.txt ".[libvirt,proxmox]" \
+    && /opt/virtflow/bin/pip install --constraint deploy/image/constraints.txt ".[libvirt,proxmox,encryption]" \
     && /opt/virtflow/bin/ansible-galaxy collection install \
         --requirements-file deploy/image/collections.yml \
         --collections-path /opt/virtflow/collections

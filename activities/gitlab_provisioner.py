@@ -6,7 +6,8 @@ it until a final status, reporting `pipeline <id> <status> <web_url>` as progres
 the VM facts from the job artifact `vm.json`. Idempotent by VM name because the pipeline is:
 its playbook returns the existing VM of that name, and the template's `resource_group` per VM
 name runs the pipelines of one VM one after another, so a retry never races a pipeline still
-running. Cancelling cancels the pipeline and waits (bounded) until GitLab confirms.
+running. Cancelling cancels the pipeline (also one whose trigger was in flight) and waits
+(bounded) until GitLab confirms, so the compensation's destroy pipeline comes after it.
 
 python-gitlab is synchronous: every call runs on this provisioner's own threads.
 """
@@ -124,13 +125,22 @@ class GitLabProvisioner:
     async def _run_pipeline(self, variables: dict[str, str], progress: Progress | None) -> Any:
         """Trigger, poll to a final status, and return the job that succeeded."""
         action = variables["VIRTFLOW_ACTION"]
-        pipeline = await self._call(
-            f"trigger the {action} pipeline",
-            self._project.trigger_pipeline,
-            self.ref,
-            self._trigger_token.get_secret_value(),
-            variables=variables,
+        trigger = asyncio.ensure_future(
+            self._call(
+                f"trigger the {action} pipeline",
+                self._project.trigger_pipeline,
+                self.ref,
+                self._trigger_token.get_secret_value(),
+                variables=variables,
+            )
         )
+        try:
+            pipeline = await asyncio.shield(trigger)
+        except asyncio.CancelledError:
+            # A trigger GitLab received starts a pipeline whoever waits for the answer.
+            with contextlib.suppress(ProvisioningFailed):
+                await self._cancel((await trigger).id)
+            raise
         pipeline_id, web_url = pipeline.id, pipeline.web_url
         status = ""
         try:

@@ -14,6 +14,9 @@ from typing import Any, Protocol
 import yaml
 from temporalio.exceptions import ApplicationError
 
+from hypervisors import site_inventory
+from hypervisors.site import inventory_invalid
+
 from .http_client import HttpClient, HttpUnreachable
 
 HTTP_TIMEOUT_SECONDS = 30.0
@@ -23,18 +26,12 @@ class InventorySource(Protocol):
     async def load(self) -> dict[str, Any]: ...
 
 
-def invalid(where: str, why: str) -> ApplicationError:
-    return ApplicationError(
-        f"inventory {where}: {why}", type="InventoryInvalid", non_retryable=True
-    )
-
-
 def check_document(where: str, data: object) -> dict[str, Any]:
     """Only the outer shape: the placement models validate the hosts themselves."""
     if not isinstance(data, dict):
-        raise invalid(where, f"expected a mapping, got {type(data).__name__}")
+        raise inventory_invalid(where, f"expected a mapping, got {type(data).__name__}")
     if not isinstance(data.get("hosts"), list):
-        raise invalid(where, "expected a 'hosts' list")
+        raise inventory_invalid(where, "expected a 'hosts' list")
     return data
 
 
@@ -48,13 +45,13 @@ class FileInventory:
         try:
             text = await asyncio.to_thread(self.path.read_text)
         except FileNotFoundError:
-            raise invalid(str(self.path), "file not found") from None
+            raise inventory_invalid(str(self.path), "file not found") from None
         except OSError as err:
-            raise invalid(str(self.path), f"cannot read: {err.strerror or err}") from err
+            raise inventory_invalid(str(self.path), f"cannot read: {err.strerror or err}") from err
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as err:
-            raise invalid(str(self.path), f"not valid YAML or JSON: {err}") from err
+            raise inventory_invalid(str(self.path), f"not valid YAML or JSON: {err}") from err
         return check_document(str(self.path), data)
 
 
@@ -83,21 +80,16 @@ class HttpInventory:
         try:
             data = response.json()
         except ValueError as err:
-            raise invalid(self.url, f"not JSON: {err}") from err
+            raise inventory_invalid(self.url, f"not JSON: {err}") from err
         return check_document(self.url, data)
 
 
 def inventory_source(spec: str, http: HttpClient | None = None) -> InventorySource:
-    """A URL (http:// or https://), `libvirt:<site.yaml>` (read from the hypervisors) or a
-    file path, as written in the settings."""
+    """A URL (http:// or https://), `<hypervisor>:<site.yaml>` (read from the hypervisor's API,
+    hypervisors/) or a file path, as written in the settings."""
     if spec.startswith(("http://", "https://")):
         return HttpInventory(spec, http=http)
-    if spec.startswith("libvirt:"):
-        # Imported here: only a libvirt site needs it.
-        from .libvirt_inventory import LibvirtInventory
-
-        return LibvirtInventory(Path(spec.removeprefix("libvirt:")))
-    return FileInventory(Path(spec))
+    return site_inventory(spec) or FileInventory(Path(spec))
 
 
 async def read_inventory(spec: str) -> dict[str, Any]:

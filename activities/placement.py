@@ -89,7 +89,7 @@ def decide(snapshot: PlacementInput) -> PlaceVmResult:
             topology=probe.topology,
         )
     if probe.host is None:
-        summary = "the request is larger than any host of the inventory could hold"
+        summary = f"no host of the inventory could ever hold it ({probe.summary})"
         if NOT_NEAR in probe.reason_counts:
             summary = f"no host in the domain `near` wants could ever hold it ({probe.summary})"
         return PlaceVmResult(host=None, error="never_fits", never_fits=True, summary=summary)

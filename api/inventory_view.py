@@ -41,6 +41,10 @@ class HostRoom(BaseModel):
     memory_mb_capacity: int
     gpu_used: int
     gpu_capacity: int
+    disk_gb_used: int = 0
+    disk_gb_capacity: int = 0
+    # Per device name: free of capacity, e.g. {"xilinx.com/u250": [1, 2]}.
+    devices_free: dict[str, tuple[int, int]] = {}
     vm_count: int
     vm_quota: int | None
     reserved_for: list[str]
@@ -56,6 +60,10 @@ class HostRoom(BaseModel):
     @property
     def gpu_free(self) -> int:
         return max(self.gpu_capacity - self.gpu_used, 0)
+
+    @property
+    def disk_gb_free(self) -> int:
+        return max(self.disk_gb_capacity - self.disk_gb_used, 0)
 
 
 class InventoryView(BaseModel):
@@ -80,6 +88,10 @@ async def ledger_reservations(client: Client, inventory: str) -> list[Reservatio
 
 def host_room(host: Host, ratios: AllocationRatios, pending: list[Reservation]) -> HostRoom:
     mine = [r for r in pending if r.host == host.name]
+
+    def used(device: str) -> int:
+        return host.devices_allocated.get(device, 0) + sum(r.devices.get(device, 0) for r in mine)
+
     cpu_ratio = host.cpu_allocation_ratio or ratios.cpu
     mem_ratio = host.memory_allocation_ratio or ratios.memory_mb
     return HostRoom(
@@ -94,6 +106,12 @@ def host_room(host: Host, ratios: AllocationRatios, pending: list[Reservation]) 
         memory_mb_capacity=math.floor(host.memory_mb_capacity * mem_ratio),
         gpu_used=host.gpu_allocated + sum(r.gpu for r in mine),
         gpu_capacity=host.gpu_capacity,
+        disk_gb_used=host.disk_gb_allocated + sum(r.disk_gb for r in mine),
+        disk_gb_capacity=math.floor(host.disk_gb_capacity * host.disk_allocation_ratio),
+        devices_free={
+            name: (max(cap - used(name), 0), cap)
+            for name, cap in sorted(host.devices_capacity.items())
+        },
         vm_count=host.vm_count + len(mine),
         vm_quota=host.vm_quota,
         reserved_for=[r.spare_id for r in mine],

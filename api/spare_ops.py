@@ -40,6 +40,7 @@ from activities.warm_pools import matching_pools
 from contracts.common import CLUSTER
 from contracts.ledger import GroupMember, ReserveGroupInput
 from contracts.spare import (
+    MEMO_REQUEST_HASH,
     PREPARE_SPARE,
     RELEASE_UPDATE,
     STATUS_QUERY,
@@ -63,7 +64,6 @@ from .errors import (
 from .inventory_check import check_hosts_exist, check_near_known, inventory_snapshot
 from .temporal_client import is_unavailable
 
-MEMO_REQUEST_HASH = "virtflow.request_sha256"
 # Queries need a worker; without one the server would hold the call until its own deadline.
 QUERY_TIMEOUT = timedelta(seconds=10)
 STATUS_ATTEMPTS = 30

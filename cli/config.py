@@ -20,10 +20,19 @@ import yaml
 from pydantic import BaseModel, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined, to_jsonable_python
+from pydantic_settings import (
+    DotEnvSettingsSource,
+    EnvSettingsSource,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SecretsSettingsSource,
+    YamlConfigSettingsSource,
+)
 from rich.console import Console
 
 from activities.notify import ReceiverConfig
 from runtime.settings import CONFIG_ENV, DEFAULT_SECRETS_DIR, REPO_ROOT, SECRETS_DIR_ENV, Settings
+from runtime.temporal_profile import TemporalProfileError, TemporalProfileSource, origin
 
 EXIT_BAD_CONFIG = 2
 MASK = "**********"
@@ -63,6 +72,35 @@ def masked(settings: Settings) -> dict[str, Any]:
     return data
 
 
+def _label(source: PydanticBaseSettingsSource, key: str) -> str:
+    if isinstance(source, TemporalProfileSource):
+        return origin(key, source.environ)
+    if isinstance(source, YamlConfigSettingsSource):
+        return f"file {os.environ[CONFIG_ENV]}"
+    if isinstance(source, EnvSettingsSource):
+        return f"environment {env_name(key)}"
+    if isinstance(source, InitSettingsSource):
+        return "arguments"
+    return f"secrets directory ({env_name(key).lower()})"
+
+
+def origins() -> dict[str, str]:
+    """Setting -> where its value came from, for every setting not left at its default;
+    the sources are asked in the order the settings ask them."""
+    sources = Settings.settings_customise_sources(
+        Settings,
+        InitSettingsSource(Settings, init_kwargs={}),
+        EnvSettingsSource(Settings),
+        DotEnvSettingsSource(Settings, env_file=None),
+        SecretsSettingsSource(Settings),
+    )
+    found: dict[str, str] = {}
+    for source in sources:
+        for key in source():
+            found.setdefault(key, _label(source, key))
+    return found
+
+
 @config_app.command("check")
 def check(
     file: Annotated[Path | None, typer.Argument(help="YAML settings file")] = None,
@@ -74,10 +112,13 @@ def check(
         for line in problems(error):
             err.print(f"[red]error:[/] {line}")
         raise typer.Exit(EXIT_BAD_CONFIG) from None
-    except (OSError, yaml.YAMLError) as error:
+    except (OSError, yaml.YAMLError, TemporalProfileError) as error:
         err.print(f"[red]error:[/] {error}")
         raise typer.Exit(EXIT_BAD_CONFIG) from None
     out.print(yaml.safe_dump(masked(settings), sort_keys=False), end="", markup=False)
+    out.print("# where each value came from (every other setting is its default):", markup=False)
+    for key, where in origins().items():
+        out.print(f"#   {key}: {where}", markup=False)
     out.print("# configuration is valid", style="green")
 
 
@@ -168,11 +209,18 @@ def settings_reference() -> str:
         f"2. the YAML file named by `{CONFIG_ENV}` (or `virtflow --config FILE`);",
         "3. one file per setting in the secrets directory, named like the environment variable",
         f"   (`virtflow_temporal_api_key`): `{SECRETS_DIR_ENV}`, else `{DEFAULT_SECRETS_DIR}`",
-        "   when it exists (Docker and Kubernetes secrets).",
+        "   when it exists (Docker and Kubernetes secrets);",
+        "4. for the `temporal_*` connection settings, Temporal's standard ones as the `temporal`",
+        "   CLI and the SDKs read them: `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`,",
+        "   `TEMPORAL_API_KEY`, `TEMPORAL_TLS`, `TEMPORAL_TLS_SERVER_CA_CERT_PATH`,",
+        "   `TEMPORAL_TLS_CLIENT_CERT_PATH`, `TEMPORAL_TLS_CLIENT_KEY_PATH`,",
+        "   `TEMPORAL_TLS_SERVER_NAME`, over the profile `TEMPORAL_PROFILE` (default `default`) of",
+        "   `temporal.toml` (`TEMPORAL_CONFIG_FILE`, else `~/.config/temporalio/temporal.toml`).",
         "",
         "Unknown keys are errors. Secrets (`secret` below) are never printed: they show as",
         f"`{MASK}`. `virtflow config check [FILE]` validates a configuration, names each bad",
-        "key and exits 2, or prints the effective settings with secrets masked.",
+        "key and exits 2, or prints the effective settings with secrets masked and where each",
+        "value came from.",
         "",
         "## Settings",
         "",

@@ -35,6 +35,7 @@ from api.explain import ExplainBody
 from contracts.spare import Phase, SpareRequest
 from runtime.logging_setup import configure_logging
 from runtime.settings import CONFIG_ENV, Settings, get_settings
+from runtime.temporal_profile import TemporalProfileError
 from virtflow_client import AuthenticatedClient
 from virtflow_client.api.spares import (
     cancel_spare,
@@ -97,7 +98,7 @@ def settings() -> Settings:
         return get_settings()
     except ValidationError as err:
         fail(f"bad settings: {_one_line(err)}", EXIT_BAD_INPUT)
-    except FileNotFoundError as err:
+    except (FileNotFoundError, TemporalProfileError) as err:
         fail(str(err), EXIT_BAD_INPUT)
 
 
@@ -357,6 +358,64 @@ def receiver() -> None:
     uvicorn.run(receiver_app, host=config.api_host, port=config.receiver_port, log_config=None)
 
 
+@app.command()
+def replay(
+    since_hours: Annotated[
+        float, typer.Option("--since-hours", min=0, help="Also replay runs closed this recently")
+    ] = 24.0,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many histories")] = 1000,
+) -> None:
+    """Replay the namespace's running and recent spares, releases and ledgers against the code
+    installed here; exit 1 if any diverges (the gate before a new build takes traffic)."""
+    from datetime import timedelta
+
+    from worker.replay import replay_namespace
+
+    config = settings()
+
+    async def go() -> bool:
+        client = await _client(config)
+        report = await replay_namespace(
+            client, config.task_queue, timedelta(hours=since_hours), limit
+        )
+        for d in report.diverged:
+            kind = "non-deterministic" if d.nondeterministic else "replay failed"
+            console.print(f"[red]{kind}[/] {d.workflow_type} {d.workflow_id} (run {d.run_id})")
+            console.print(f"  {d.message}", markup=False)
+        verdict = "[green]all replay[/]" if report.ok else f"[red]{len(report.diverged)} diverge[/]"
+        console.print(
+            f"replayed {len(report.replayed)} histories of {config.temporal_namespace}/"
+            f"{config.task_queue} (running, or closed in the last {since_hours:g} h): {verdict}"
+        )
+        return report.ok
+
+    if not run(go()):
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command("codec-server")
+def codec_server() -> None:
+    """Serve the codec server the web UI and `temporal` CLI call to decode payloads."""
+    import uvicorn
+
+    from api.codec_server import create_codec_app
+    from runtime.encryption import EncryptionCodec, PayloadKeyError
+
+    config = settings()
+    configure_logging(config)
+    if not config.payload_keys:
+        fail(
+            "set payload_keys (files virtflow_payload_keys__<id> in the secrets directory)",
+            EXIT_BAD_INPUT,
+        )
+    try:
+        codec = EncryptionCodec(config.payload_keys, config.payload_encryption_key_id)
+    except PayloadKeyError as err:
+        fail(str(err), EXIT_BAD_INPUT)
+    codec_app = create_codec_app(codec, config.codec_server_tokens, config.codec_origins)
+    uvicorn.run(codec_app, host=config.api_host, port=config.codec_server_port, log_config=None)
+
+
 async def _client(config: Settings) -> Client:
     from api.temporal_client import ClientProvider, connect_factory
 
@@ -371,6 +430,11 @@ def prepare(
     cpu: Annotated[int | None, typer.Option(help="vCPUs")] = None,
     memory_mb: Annotated[int | None, typer.Option(help="Memory in MiB")] = None,
     gpu: Annotated[int | None, typer.Option(help="GPUs")] = None,
+    disk_gb: Annotated[int | None, typer.Option(help="Disk in GB")] = None,
+    device: Annotated[
+        list[str] | None,
+        typer.Option(help="Device NAME=COUNT, e.g. xilinx.com/u250=1 (repeatable)"),
+    ] = None,
     pool: Annotated[str | None, typer.Option(help="Host pool")] = None,
     inventory: Annotated[str | None, typer.Option(help="Configured inventory name")] = None,
     receiver: Annotated[
@@ -386,6 +450,8 @@ def prepare(
         "cpu": cpu,
         "memory_mb": memory_mb,
         "gpu": gpu,
+        "disk_gb": disk_gb,
+        "devices": _devices(device) if device else None,
         "pool": pool,
         "inventory": inventory,
         "receivers": receiver or None,
@@ -411,6 +477,17 @@ def prepare(
         return await follow_spare(client, accepted.spare_id, console)
 
     raise typer.Exit(run(go()))
+
+
+def _devices(options: list[str]) -> dict[str, int]:
+    """`--device NAME=COUNT` options as the request's `devices`; a bad one exits 2."""
+    devices: dict[str, int] = {}
+    for option in options:
+        name, sep, count = option.rpartition("=")
+        if not sep or not count.strip().isdigit():
+            fail(f"bad --device {option!r}: expected NAME=COUNT", EXIT_BAD_INPUT)
+        devices[name.strip()] = devices.get(name.strip(), 0) + int(count)
+    return devices
 
 
 # A watch ends at a phase the spare stays in, or when its workflow ends.
@@ -591,7 +668,10 @@ def inventory(
         if as_json:
             console.print_json(view.model_dump_json())
             return
-        table = Table("host", "pool", "rack", "free cpu", "free mem MiB", "free gpu", "vms")
+        table = Table("host", "pool", "rack", "free cpu", "free mem MiB", "free gpu")
+        table.add_column("free disk GB")
+        table.add_column("free devices", overflow="fold")
+        table.add_column("vms")
         table.add_column("reserved for", overflow="fold")
         for h in view.hosts:
             notes = [] if h.schedulable else ["cordoned"]
@@ -603,6 +683,8 @@ def inventory(
                 f"{h.cpu_free}/{h.cpu_capacity}",
                 f"{h.memory_mb_free}/{h.memory_mb_capacity}",
                 f"{h.gpu_free}/{h.gpu_capacity}",
+                f"{h.disk_gb_free}/{h.disk_gb_capacity}" if h.disk_gb_capacity else "-",
+                ", ".join(f"{d} {free}/{cap}" for d, (free, cap) in h.devices_free.items()) or "-",
                 f"{h.vm_count}/{h.vm_quota if h.vm_quota is not None else '-'}",
                 ", ".join(h.reserved_for) or "-",
             )

@@ -43,7 +43,13 @@ REPLACEMENT_READY_SIGNAL = "replacement_ready"
 SPARE_LABEL = "virtflow.io/spare"
 SPARE_ID_LABEL = "virtflow.io/spare-id"
 CLUSTER_LABEL = "virtflow.io/cluster"
+# Set on a spare's Node by the release's cordon: the held spare's watch ends when it sees it.
+RELEASING_ANNOTATION = "virtflow.io/releasing"
 
+
+# The memo key of the request's hash. virtflow's own door (the API, `virtflow prepare`) sets it
+# and starts with id reuse policy REJECT_DUPLICATE, so a run that has it is its id's only one.
+MEMO_REQUEST_HASH = "virtflow.request_sha256"
 
 # Every spare workflow id, hence every spare VM and Node name, starts with this.
 SPARE_ID_PREFIX = "spare-"
@@ -188,8 +194,11 @@ class SpareRequest(VmShape):
 
     def summary(self) -> str:
         """The one line the Temporal UI shows for the spare."""
-        gpu = f", {self.gpu} GPU" if self.gpu else ""
-        return f"spare for {self.cluster}: {self.cpu} CPU, {self.memory_mb} MiB{gpu}"
+        extras = [f"{self.gpu} GPU"] if self.gpu else []
+        extras += [f"{self.disk_gb} GB disk"] if self.disk_gb else []
+        extras += [f"{n} {name}" for name, n in self.devices.items() if n]
+        size = ", ".join([f"{self.cpu} CPU", f"{self.memory_mb} MiB", *extras])
+        return f"spare for {self.cluster}: {size}"
 
 
 def _avoiding(hosts: list[str]) -> str | None:

@@ -1,6 +1,6 @@
 """The lab hypervisor: an HTTP service that holds simulated VMs on the inventory's hosts.
 
-The lab playbook (`playbooks/tasks/lab_*.yml`) drives it exactly as the libvirt or Proxmox
+The lab playbook (`hypervisors/lab/*.yml`) drives it exactly as the libvirt or Proxmox
 tasks drive a real hypervisor. It refuses to over-commit a host (effective capacity =
 capacity * allocation ratio, floored), so tests can prove that concurrent spares never do.
 `GET /inventory` serves the PLACEMENT.md JSON form with the lab VMs counted in.
@@ -160,7 +160,8 @@ class LabHypervisor:
             await asyncio.wait({closing, opened}, return_when=asyncio.FIRST_COMPLETED)
             closing.cancel()
             opened.cancel()
-        if self.on_start is not None:
+        if self.on_start is not None and self._vms.get(vm.name) is vm:
+            # Destroyed while the answer waited: a deleted VM does not boot.
             await self.on_start(vm)
         return vm, True
 

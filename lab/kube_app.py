@@ -10,7 +10,9 @@ exactly `application/json`.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import platform
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
@@ -21,6 +23,7 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from lab import kube_discovery
+from lab.kube_access import REVIEW_PATHS, review
 from lab.kube_auth import Authenticator
 from lab.kube_budgets import check_eviction, with_status
 from lab.kube_patch import PATCH_TYPES, PatchError, apply_patch
@@ -31,8 +34,23 @@ from lab.kube_store import Event, KubeError, KubeStore, Obj
 from lab.kube_table import to_table, wants_table
 
 JSON = "application/json"
+_GOARCH = {"x86_64": "amd64", "aarch64": "arm64"}
 _REASONS = {500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout", 429: "TooManyRequests"}
 NOT_SERVED = "the server could not find the requested resource"
+
+
+# What `/version` says: a real apiserver's fields, all of them (clients validate the model).
+VERSION_INFO = {
+    "major": "1",
+    "minor": "31",
+    "gitVersion": "v1.31.0+virtflow-lab",
+    "gitCommit": hashlib.sha1(b"virtflow lab Kubernetes API v1.31.0").hexdigest(),
+    "gitTreeState": "clean",
+    "buildDate": "2024-08-13T07:28:49Z",
+    "goVersion": "go1.22.5",
+    "compiler": "gc",
+    "platform": f"linux/{_GOARCH.get(platform.machine(), platform.machine())}",
+}
 
 
 class ApiState(Protocol):
@@ -315,14 +333,16 @@ async def health(request: Request, state: ApiState) -> Response:
 
 
 async def version(request: Request, state: ApiState) -> Response:
-    return _json(
-        {
-            "major": "1",
-            "minor": "31",
-            "gitVersion": "v1.31.0-virtflow-lab",
-            "platform": "linux/amd64",
-        }
-    )
+    return _json(VERSION_INFO)
+
+
+async def self_review(request: Request, state: ApiState) -> Response:
+    """SelfSubjectAccessReview / SelfSubjectRulesReview, answered from the caller's role."""
+    identity = state.auth.identify(request.headers.get("authorization"))
+    if identity is None:  # authenticated() let it through, so this cannot happen
+        raise KubeError(401, "Unauthorized", "Unauthorized")
+    kind = request.url.path.rsplit("/", 1)[-1]
+    return _json(review(kind, await _body(request), identity), 201)
 
 
 async def api_versions(request: Request, state: ApiState) -> Response:
@@ -363,6 +383,7 @@ def build_app(state: ApiState) -> Starlette:
         ("/apis/{group}", api_group, ["GET"]),
         ("/apis/{group}/{version}", group_resources, ["GET"]),
         ("/api/v1/namespaces/{ns}/pods/{name}/eviction", eviction, ["POST"]),
+        *((path, self_review, ["POST"]) for path in REVIEW_PATHS),
     ]
     for prefix in ("/api/v1", "/apis/{group}/{version}"):
         table += [

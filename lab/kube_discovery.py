@@ -3,7 +3,7 @@ resource table so that every advertised group version answers and lists what it 
 
 from __future__ import annotations
 
-from lab.kube_resources import ALL_VERBS, GROUPS, RESOURCES, STATUS_VERBS
+from lab.kube_resources import GROUPS, RESOURCES, STATUS_VERBS
 from lab.kube_store import Obj
 
 
@@ -42,7 +42,7 @@ def resource_list(group: str, version: str) -> Obj | None:
                 "singularName": r.singular,
                 "namespaced": r.namespaced,
                 "kind": r.kind,
-                "verbs": list(ALL_VERBS),
+                "verbs": list(r.verbs),
                 **({"shortNames": list(r.short_names)} if r.short_names else {}),
             }
         )

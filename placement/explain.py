@@ -12,12 +12,15 @@ from .framework import RequestContext
 from .models import Host, PlacementInput
 from .names import (
     INSUFFICIENT_CPU,
+    INSUFFICIENT_DEVICE,
+    INSUFFICIENT_DISK,
     INSUFFICIENT_GPU,
     INSUFFICIENT_MEMORY,
     NOT_NEAR,
     TOPOLOGY_SPREAD_VIOLATION,
 )
 from .plugins.near import not_near_detail
+from .plugins.resources_fit import device_short
 from .plugins.topology_spread import violation_detail
 from .table import HostTable
 
@@ -27,11 +30,14 @@ def _numbers(ctx: RequestContext, host: Host, keyword: str) -> str:
         return f"{keyword} ({violation_detail(ctx, host)})"
     if keyword == NOT_NEAR:
         return f"{keyword} ({not_near_detail(ctx, host)})"
+    if keyword == INSUFFICIENT_DEVICE:
+        return device_detail(ctx, host)
     u = ctx.usage(host)
     amounts = {
         INSUFFICIENT_CPU: (u.cpu_req, u.cpu_cap),
         INSUFFICIENT_MEMORY: (u.mem_req, u.mem_cap),
         INSUFFICIENT_GPU: (u.gpu_req, u.gpu_cap),
+        INSUFFICIENT_DISK: (u.disk_req, u.disk_cap),
     }
     if keyword not in amounts:
         return keyword
@@ -39,10 +45,21 @@ def _numbers(ctx: RequestContext, host: Host, keyword: str) -> str:
     return f"{keyword} (needs {requested} of {capacity})"
 
 
+def device_detail(ctx: RequestContext, host: Host) -> str:
+    """`insufficient_device: xilinx.com/u250 (needs 2 of 1)`: the device that is short."""
+    name = device_short(ctx.request, host)
+    if name is None:
+        return INSUFFICIENT_DEVICE
+    needs = host.devices_allocated.get(name, 0) + ctx.request.devices[name]
+    return f"{INSUFFICIENT_DEVICE}: {name} (needs {needs} of {host.devices_capacity.get(name, 0)})"
+
+
 def _request_line(inp: PlacementInput) -> str:
     r = inp.request
     parts = [f"cpu {r.cpu}", f"memory_mb {r.memory_mb}"]
     parts += [f"gpu {r.gpu}"] if r.gpu else []
+    parts += [f"disk_gb {r.disk_gb}"] if r.disk_gb else []
+    parts += [f"{name} {n}" for name, n in sorted(r.devices.items()) if n]
     parts += [f"pool {r.pool}"] if r.pool else []
     parts += ["dedicated"] if r.dedicated else []
     for c in r.topology_spread:

@@ -24,6 +24,8 @@ def empty_inventory_decision(
         "cpu_allocated": 0,
         "memory_mb_allocated": 0,
         "gpu_allocated": 0,
+        "disk_gb_allocated": 0,
+        "devices_allocated": {},
         "vm_count": 0,
         "unschedulable": False,
         "taints": [],

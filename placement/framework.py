@@ -94,6 +94,8 @@ class Usage:
     mem_req: int
     gpu_cap: int
     gpu_req: int
+    disk_cap: int
+    disk_req: int
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,6 +106,8 @@ class TableUsage:
     mem_req: IntArray
     gpu_cap: IntArray
     gpu_req: IntArray
+    disk_cap: IntArray
+    disk_req: IntArray
 
 
 @dataclass(eq=False)
@@ -162,6 +166,8 @@ class RequestContext:
             mem_req=host.memory_mb_allocated + req.memory_mb,
             gpu_cap=host.gpu_capacity,
             gpu_req=host.gpu_allocated + req.gpu,
+            disk_cap=math.floor(host.disk_gb_capacity * host.disk_allocation_ratio),
+            disk_req=host.disk_gb_allocated + req.disk_gb,
         )
 
     def table_usage(self, table: HostTable) -> TableUsage:
@@ -177,6 +183,8 @@ class RequestContext:
                 mem_req=table.memory_allocated + req.memory_mb,
                 gpu_cap=table.gpu_capacity,
                 gpu_req=table.gpu_allocated + req.gpu,
+                disk_cap=table.disk_effective,
+                disk_req=table.disk_allocated + req.disk_gb,
             )
             self.memo["usage"] = cached
         return cached
@@ -195,6 +203,8 @@ class RequestContext:
                     mem_req=u.mem_req[idx],
                     gpu_cap=u.gpu_cap[idx],
                     gpu_req=u.gpu_req[idx],
+                    disk_cap=u.disk_cap[idx],
+                    disk_req=u.disk_req[idx],
                 ),
             )
             self.memo["candidate_usage"] = cached

@@ -3,7 +3,8 @@
 The rules are apimachinery's (`validation.IsQualifiedName`, `IsValidLabelValue`):
 - a key is `[prefix/]name`: the name 1-63 characters, alphanumeric at both ends with `-`, `_`,
   `.` inside; the optional prefix a DNS subdomain of at most 253 characters;
-- a value is empty, or 1-63 characters of the same form as a name.
+- a value is empty, or 1-63 characters of the same form as a name;
+- an extended resource (a device) is a key with a prefix outside `kubernetes.io`.
 """
 
 from __future__ import annotations
@@ -45,6 +46,18 @@ def check_label_value(value: str) -> str:
     if value and (len(value) > NAME_MAX or not _NAME.fullmatch(value)):
         raise ValueError(f"label value {value!r}: must be empty or {_NAME_RULE}")
     return value
+
+
+def check_device_name(name: str) -> str:
+    """A device name in Kubernetes' extended-resource style (`vendor.example/kind`): a label key
+    with a domain prefix outside `kubernetes.io`; else ValueError saying what is wrong."""
+    check_label_key(name)
+    prefix, slash, _ = name.rpartition("/")
+    if not slash:
+        raise ValueError(f"device name {name!r}: needs a domain prefix, e.g. vendor.example/kind")
+    if prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io"):
+        raise ValueError(f"device name {name!r}: the kubernetes.io domain is reserved")
+    return name
 
 
 def check_labels(labels: dict[str, str]) -> dict[str, str]:

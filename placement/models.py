@@ -1,6 +1,6 @@
 """The placement input in its JSON form (PLACEMENT.md), as pydantic models.
 
-Hosts ignore unknown fields because sites add their own (disk, ip, ...); the request and the
+Hosts ignore unknown fields because sites add their own (ip, serial, ...); the request and the
 policy forbid them so that a typo is an error, not a silently ignored constraint.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -21,17 +22,21 @@ from pydantic import (
     model_validator,
 )
 
-from .labels import check_label_key, check_label_value
+from .labels import check_device_name, check_label_key, check_label_value
 from .names import DEFAULT_PLUGIN_WEIGHTS
 
 # Large enough for any real host, small enough that `amount * 100` stays inside int64.
 MAX_AMOUNT = 10**12
 MAX_RATIO = 1000.0
 MAX_VMID = 999_999_999
-# The largest VM anyone may ask for: 4096 vCPUs, 64 TiB of memory, 64 GPUs.
+# The largest VM anyone may ask for: 4096 vCPUs, 64 TiB of memory, 64 GPUs, 1 PiB of disk,
+# 64 of each device and 16 kinds of device.
 MAX_VM_CPU = 4096
 MAX_VM_MEMORY_MB = 64 * 1024 * 1024
 MAX_VM_GPU = 64
+MAX_VM_DISK_GB = 1024 * 1024
+MAX_VM_DEVICES = 64
+MAX_DEVICE_KINDS = 16
 
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 Resource = Literal["cpu", "memory_mb", "gpu"]
@@ -56,6 +61,12 @@ LabelValue = Annotated[str, AfterValidator(check_label_value)]
 LabelMap = Annotated[dict[LabelKey, LabelValue], _null_is_empty(dict)]
 # `host`, `rack` or a label key: both names are valid label keys too.
 TopologyKey = LabelKey
+# A device (FPGA, SmartNIC, passed-through NVMe, ...) in extended-resource style, never `gpu`.
+DeviceName = Annotated[str, AfterValidator(check_device_name)]
+# Devices by name, as a host has them or a VM asks for them: null is none.
+DeviceCounts = Annotated[
+    dict[DeviceName, Annotated[int, Field(ge=0, le=MAX_AMOUNT)]], _null_is_empty(dict)
+]
 
 
 class Taint(BaseModel):
@@ -104,13 +115,21 @@ class Toleration(BaseModel):
 
 
 class MatchExpression(BaseModel):
-    """A Kubernetes NodeSelectorRequirement; `values: null` is no values."""
+    """A Kubernetes NodeSelectorRequirement; `values: null` is no values.
+
+    The shape is checked as the Kubernetes API checks a Pod (values for In/NotIn, none for
+    Exists/DoesNotExist, exactly one for Gt/Lt). A key or value that is not label syntax, or a
+    Gt/Lt value that is not an integer, is accepted and matches no host, as kube-scheduler's
+    nodeaffinity does with a requirement it cannot parse.
+    """
 
     model_config = ConfigDict(frozen=True, coerce_numbers_to_str=True)
 
-    key: LabelKey = Field(min_length=1)
+    key: str = Field(max_length=1024)
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
-    values: list[str] = Field(default_factory=list)
+    values: list[Annotated[str, Field(max_length=1024)]] = Field(
+        default_factory=list, max_length=1024
+    )
 
     _nulls = model_validator(mode="before")(_unset_nulls)
 
@@ -120,13 +139,24 @@ class MatchExpression(BaseModel):
             raise ValueError(f"operator {self.operator} needs at least one value")
         if self.operator in ("Exists", "DoesNotExist") and self.values:
             raise ValueError(f"operator {self.operator} takes no values")
-        if self.operator in ("Gt", "Lt") and (
-            len(self.values) != 1 or _as_int(self.values[0]) is None
-        ):
-            raise ValueError(f"operator {self.operator} needs exactly one integer value")
+        if self.operator in ("Gt", "Lt") and len(self.values) != 1:
+            raise ValueError(f"operator {self.operator} needs exactly one value")
         return self
 
+    @cached_property
+    def valid(self) -> bool:
+        """Whether Kubernetes could parse it: label syntax, and an integer for Gt/Lt."""
+        try:
+            check_label_key(self.key)
+            for value in self.values:
+                check_label_value(value)
+        except ValueError:
+            return False
+        return self.operator not in ("Gt", "Lt") or _as_int(self.values[0]) is not None
+
     def matches(self, labels: dict[str, str]) -> bool:
+        if not self.valid:
+            return False
         value = labels.get(self.key)
         if self.operator == "In":
             return value is not None and value in self.values
@@ -143,11 +173,15 @@ class MatchExpression(BaseModel):
         return have > want if self.operator == "Gt" else have < want
 
 
+_INT64 = re.compile(r"[+-]?[0-9]+")
+
+
 def _as_int(text: str) -> int | None:
-    try:
-        return int(text.strip())
-    except ValueError:
+    """Go's strconv.ParseInt(text, 10, 64): no spaces, no underscores, 64 bits."""
+    if not _INT64.fullmatch(text):
         return None
+    number = int(text)
+    return number if -(2**63) <= number < 2**63 else None
 
 
 # A toleration list as Kubernetes clients write it: null is no tolerations.
@@ -162,20 +196,13 @@ class PreferredTerm(BaseModel):
 
 
 class NodeAffinity(BaseModel):
-    """`required`: OR of terms, each an AND of expressions (an empty term is refused)."""
+    """`required`: OR of terms, each an AND of expressions; an empty term matches no host (as in
+    Kubernetes, where a Pod with only such terms stays Pending)."""
 
     required: list[list[MatchExpression]] = Field(default_factory=list)
     preferred: list[PreferredTerm] = Field(default_factory=list)
 
     _nulls = model_validator(mode="before")(_unset_nulls)
-
-    @field_validator("required")
-    @classmethod
-    def _no_empty_term(cls, terms: list[list[MatchExpression]]) -> list[list[MatchExpression]]:
-        for i, term in enumerate(terms):
-            if not term:
-                raise ValueError(f"term {i} is empty (Kubernetes: an empty term matches nothing)")
-        return terms
 
 
 class Host(BaseModel):
@@ -193,6 +220,13 @@ class Host(BaseModel):
     memory_allocation_ratio: float | None = Field(default=None, gt=0, le=MAX_RATIO)
     gpu_capacity: int = Amount
     gpu_allocated: int = Amount
+    # Storage for VM disks; thin-provisioned storage overcommits like CPU (1.0: it does not).
+    disk_gb_capacity: int = Amount
+    disk_gb_allocated: int = Amount
+    disk_allocation_ratio: float = Field(default=1.0, gt=0, le=MAX_RATIO)
+    # Devices are never overcommitted; an absent name counts 0.
+    devices_capacity: DeviceCounts = Field(default_factory=dict)
+    devices_allocated: DeviceCounts = Field(default_factory=dict)
     labels: dict[str, str] = Field(default_factory=dict)
     taints: list[Taint] = Field(default_factory=list)
     rack: str | None = None
@@ -279,8 +313,13 @@ class VmShape(BaseModel):
     cpu: int = Field(gt=0, le=MAX_VM_CPU)
     memory_mb: int = Field(gt=0, le=MAX_VM_MEMORY_MB)
     gpu: int = Field(default=0, ge=0, le=MAX_VM_GPU)
+    disk_gb: int = Field(default=0, ge=0, le=MAX_VM_DISK_GB)
+    # Devices other than GPUs, by extended-resource name: {"xilinx.com/u250": 1}.
+    devices: Annotated[
+        dict[DeviceName, Annotated[int, Field(ge=0, le=MAX_VM_DEVICES)]], _null_is_empty(dict)
+    ] = Field(default_factory=dict, max_length=MAX_DEVICE_KINDS)
 
-    def shape(self) -> dict[str, int]:
+    def shape(self) -> dict[str, Any]:
         """Only the size, as keyword arguments for another model that extends VmShape."""
         return {name: getattr(self, name) for name in VmShape.model_fields}
 
@@ -365,10 +404,12 @@ class ResourceWeights(BaseModel):
 
     cpu: int = Field(default=1, ge=0, le=1000)
     memory_mb: int = Field(default=1, ge=0, le=1000)
+    # 0: disk is filtered but not scored (a positive weight adds it to the resource scores).
+    disk_gb: int = Field(default=0, ge=0, le=1000)
 
     @model_validator(mode="after")
     def _not_all_zero(self) -> ResourceWeights:
-        if self.cpu + self.memory_mb == 0:
+        if self.cpu + self.memory_mb + self.disk_gb == 0:
             raise ValueError("at least one resource weight must be positive")
         return self
 

@@ -64,6 +64,12 @@ def apply_reservations(inp: PlacementInput, reservations: Sequence[Reservation])
         host.cpu_allocated += r.cpu
         host.memory_mb_allocated += r.memory_mb
         host.gpu_allocated += r.gpu
+        host.disk_gb_allocated += r.disk_gb
+        if r.devices:
+            devices = dict(host.devices_allocated)
+            for name, count in r.devices.items():
+                devices[name] = devices.get(name, 0) + count
+            host.devices_allocated = devices
         host.vm_count += 1
         existing.append(ExistingVm(name=r.vm_name, host=r.host, group=r.anti_affinity_group))
         known_vms.add(r.vm_name)

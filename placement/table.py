@@ -67,6 +67,12 @@ class HostTable:
     memory_ratio: FloatArray
     gpu_capacity: IntArray
     gpu_allocated: IntArray
+    disk_capacity: IntArray
+    disk_allocated: IntArray
+    disk_ratio: FloatArray
+    # Per device name any host has: capacity and allocation of every host (0 where absent).
+    device_capacity: dict[str, IntArray]
+    device_allocated: dict[str, IntArray]
     vm_count: IntArray
     vm_quota: IntArray  # -1 for unlimited
     taint_sig: IntArray
@@ -108,6 +114,16 @@ class HostTable:
         def ratios(values: Sequence[float | None]) -> FloatArray:
             return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
+        def devices(field: str) -> dict[str, IntArray]:
+            # Few hosts have devices: fill only those, per name.
+            out: dict[str, IntArray] = {}
+            for i, h in enumerate(ordered):
+                for name, count in getattr(h, field).items():
+                    if name not in out:
+                        out[name] = np.zeros(len(ordered), dtype=np.int64)
+                    out[name][i] = count
+            return out
+
         return cls(
             hosts=ordered,
             names=tuple(h.name for h in ordered),
@@ -126,6 +142,11 @@ class HostTable:
             memory_ratio=ratios([h.memory_allocation_ratio for h in ordered]),
             gpu_capacity=ints([h.gpu_capacity for h in ordered]),
             gpu_allocated=ints([h.gpu_allocated for h in ordered]),
+            disk_capacity=ints([h.disk_gb_capacity for h in ordered]),
+            disk_allocated=ints([h.disk_gb_allocated for h in ordered]),
+            disk_ratio=ratios([h.disk_allocation_ratio for h in ordered]),
+            device_capacity=devices("devices_capacity"),
+            device_allocated=devices("devices_allocated"),
             vm_count=ints([h.vm_count for h in ordered]),
             vm_quota=ints([-1 if h.vm_quota is None else h.vm_quota for h in ordered]),
             taint_sig=ints(taint_sig),
@@ -155,6 +176,20 @@ class HostTable:
             )
             self._capacity_cache[key] = cached
         return cached
+
+    @cached_property
+    def disk_effective(self) -> IntArray:
+        """Disk capacity times the host's allocation ratio, floored."""
+        return np.floor(self.disk_capacity * self.disk_ratio).astype(np.int64)
+
+    def device_short(self, name: str, count: int) -> BoolArray:
+        """Hosts where `count` more of device `name` would exceed its capacity."""
+        capacity = self.device_capacity.get(name)
+        if capacity is None:  # no host has any: every host is short
+            return np.ones(len(self), dtype=bool)
+        allocated = self.device_allocated.get(name)
+        used = count if allocated is None else allocated + count
+        return used > capacity
 
     @cached_property
     def quota_full(self) -> BoolArray:

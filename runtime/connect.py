@@ -1,16 +1,17 @@
 """The one way every virtflow process (worker, API, CLI, dev) connects to Temporal.
 
-Namespace, TLS or mTLS, API key, the process's telemetry runtime (Prometheus) and the tracing
-interceptor all come from the settings here, so no entry point can forget one of them.
+Namespace, TLS or mTLS, API key, payload encryption, the process's telemetry runtime
+(Prometheus) and the tracing interceptor all come from the settings here, so no entry point
+can forget one of them.
 """
 
 from __future__ import annotations
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
+from .encryption import codec_from, data_converter
 from .settings import Settings
 from .telemetry import process_runtime, tracing_interceptors
 
@@ -41,7 +42,9 @@ async def connect(settings: Settings, runtime: Runtime | None = None) -> Client:
         namespace=settings.temporal_namespace,
         api_key=api_key.get_secret_value() if api_key else None,
         tls=tls_config(settings),
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter(
+            codec_from(settings.payload_keys, settings.payload_encryption_key_id)
+        ),
         interceptors=tracing_interceptors(settings),
         runtime=runtime or process_runtime(settings),
     )

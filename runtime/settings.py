@@ -1,4 +1,5 @@
-"""Process settings: environment (VIRTFLOW_*) over an optional YAML file (VIRTFLOW_CONFIG).
+"""Process settings: environment (VIRTFLOW_*) over an optional YAML file (VIRTFLOW_CONFIG), over
+the secrets directory, over Temporal's standard connection settings (TEMPORAL_*, temporal.toml).
 
 The defaults run the embedded lab, so `virtflow dev` needs no configuration at all. Secrets are
 `SecretStr`: they show as `**********` in reprs and logs and are read only where they are used.
@@ -10,6 +11,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, FilePath, SecretStr, field_validator, model_validator
 from pydantic_settings import (
@@ -27,6 +29,9 @@ from contracts.common import TASK_QUEUE
 from contracts.drain import DrainPolicy
 from contracts.warm import WarmPoolSpec
 from playbooks import PLAYBOOK_DIR
+
+from .encryption import parse_key
+from .temporal_profile import TemporalProfileSource
 
 CONFIG_ENV = "VIRTFLOW_CONFIG"
 # A directory of one-file-per-setting secrets (Docker/Kubernetes secrets), named like the
@@ -58,9 +63,10 @@ class Settings(BaseSettings):
     )
 
     temporal_address: str = "localhost:7233"
-    """Temporal frontend `host:port`."""
+    """Temporal frontend `host:port`; `TEMPORAL_ADDRESS` or the `temporal.toml` profile when
+    unset here (likewise every `temporal_*` connection setting)."""
     temporal_namespace: str = "default"
-    """Temporal namespace the spares run in."""
+    """Temporal namespace the spares run in (`TEMPORAL_NAMESPACE`)."""
     task_queue: str = TASK_QUEUE
     """Task queue the workers poll and the API starts workflows on."""
     temporal_ui_url: str = "http://localhost:8233"
@@ -82,6 +88,34 @@ class Settings(BaseSettings):
     """Server name to verify in the server's certificate, when it differs from the address."""
     temporal_api_key: SecretStr | None = None
     """API key sent as a bearer token (Temporal Cloud); enables TLS."""
+
+    worker_versioning: bool = False
+    """Run the worker as a version of the Worker Deployment `worker_deployment_name`, build
+    `worker_build_id` (docs/OPERATIONS.md, Deploying a new build). Off in the lab: a versioned
+    worker gets no task until its version is made current."""
+    worker_deployment_name: str = "virtflow"
+    """Worker Deployment the workers belong to (`TEMPORAL_DEPLOYMENT_NAME` when unset here)."""
+    worker_build_id: str | None = None
+    """This build's id, best the image tag (`TEMPORAL_WORKER_BUILD_ID` when unset here); unset:
+    the installed package's version."""
+
+    payload_encryption_key_id: str | None = None
+    """Encrypt every payload (inputs, results, failure messages) with this key of
+    `payload_keys` (AES-GCM); unset: payloads are written in clear. To rotate, add a key,
+    point this at it and keep the old one while histories sealed with it are kept."""
+    payload_keys: dict[str, SecretStr] = Field(default_factory=dict)
+    """Payload keys by id, each the base64 of 16, 24 or 32 random bytes, best one file per
+    key in the secrets directory (`virtflow_payload_keys__<id>`). Payloads sealed with any of
+    them decode, so keep them while encrypted histories may still be read."""
+    codec_server_port: int = Field(default=8094, ge=1, le=65535)
+    """Port of the codec server (`virtflow codec-server`) the web UI and `temporal` CLI call
+    to decode payloads."""
+    codec_server_tokens: list[SecretStr] = Field(default_factory=list)
+    """Bearer tokens the codec server accepts; empty lets anyone who reaches it decode (the
+    lab), which it logs."""
+    codec_server_cors_origins: list[str] = Field(default_factory=list)
+    """Browser origins allowed to call the codec server; empty: the origin of
+    `temporal_ui_url`."""
 
     state_dir: Path = Path(".virtflow")
     """Local state: Ansible artifacts, the lab's files, the receiver's event store."""
@@ -106,13 +140,20 @@ class Settings(BaseSettings):
     hypervisor_api_url: str = "http://127.0.0.1:8091"
     """Base URL of the hypervisor HTTP API, for `provisioner: http`."""
     ansible_provider: str = "lab"
-    """Playbook variant under `playbook_dir` (for example `lab`)."""
+    """The hypervisor the playbooks drive: a directory of `hypervisors/` (`lab`, `libvirt`,
+    `proxmox`)."""
     playbook_dir: Path = PLAYBOOK_DIR
-    """Directory of the create/destroy playbooks."""
+    """Directory of the create/destroy playbooks; they include the hypervisor's tasks from
+    `hypervisors/` beside it."""
     ansible_extravars: dict[str, str] = Field(
         default_factory=lambda: {"lab_hypervisor_url": "http://127.0.0.1:8091"}
     )
     """Site variables passed to every playbook run."""
+    ansible_inventory: Path | None = None
+    """An Ansible inventory (file or directory) for every playbook run: how the hosts that
+    tasks are delegated to (a libvirt host's disk and seed) are reached over SSH, e.g.
+    `ansible_host`, `ansible_user`, `ansible_ssh_common_args`. None: by name, with the
+    worker's own SSH configuration."""
 
     vm_templates: dict[str, VmTemplate] = Field(default_factory=dict)
     """The kinds of VM the site offers, by name: base image, network, cloud-init user-data
@@ -208,6 +249,25 @@ class Settings(BaseSettings):
             _reject_placeholder(token.get_secret_value(), "an API token")
         return tokens
 
+    @field_validator("codec_server_tokens")
+    @classmethod
+    def _real_codec_tokens(cls, tokens: list[SecretStr]) -> list[SecretStr]:
+        for token in tokens:
+            _reject_placeholder(token.get_secret_value(), "a codec server token")
+        return tokens
+
+    @model_validator(mode="after")
+    def _payload_keys(self) -> Settings:
+        for key_id, key in self.payload_keys.items():
+            parse_key(key_id, key)
+        active = self.payload_encryption_key_id
+        if active is not None and active not in self.payload_keys:
+            raise ValueError(
+                f"payload_encryption_key_id {active!r} is not among payload_keys: add the "
+                f"file virtflow_payload_keys__{active} to the secrets directory"
+            )
+        return self
+
     @field_validator("gitlab_trigger_token", "gitlab_api_token")
     @classmethod
     def _real_gitlab_token(cls, token: SecretStr | None) -> SecretStr | None:
@@ -252,6 +312,13 @@ class Settings(BaseSettings):
     def api_base_url(self) -> str:
         return (self.api_url or f"http://{self.api_host}:{self.api_port}").rstrip("/")
 
+    @property
+    def codec_origins(self) -> list[str]:
+        if self.codec_server_cors_origins:
+            return self.codec_server_cors_origins
+        ui = urlsplit(self.temporal_ui_url)
+        return [f"{ui.scheme}://{ui.netloc}"]
+
     def workflow_ui_url(self, workflow_id: str) -> str:
         """Where an operator sees this workflow's history in the Temporal web UI."""
         base = self.temporal_ui_url.rstrip("/")
@@ -282,6 +349,7 @@ class Settings(BaseSettings):
                     file_secret_settings, secrets_dir=secrets_dir, secrets_nested_delimiter="__"
                 )
             )
+        sources.append(TemporalProfileSource(settings_cls))
         return tuple(sources)
 
 

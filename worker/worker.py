@@ -7,7 +7,7 @@ settings; workflows never see configuration, so history never holds a secret.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
@@ -47,6 +47,7 @@ from .health import WorkerHealth, WorkerState, serving_health
 from .input_arity import InputArityCheck
 from .schedules import apply_reconcile_schedule, apply_warm_pools
 from .spare_census import census_loop
+from .versioning import deployment_config
 
 WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares, WarmPool]
 
@@ -68,18 +69,29 @@ def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
             api_token=settings.gitlab_api_token,
             poll_seconds=settings.gitlab_poll_seconds,
         )
+    if settings.ansible_inventory is not None and not settings.ansible_inventory.exists():
+        # Ansible would warn and go on without it, reaching the hosts the wrong way.
+        raise ValueError(
+            f"ansible_inventory {settings.ansible_inventory} does not exist "
+            "(VIRTFLOW_ANSIBLE_INVENTORY): write the inventory there or unset it"
+        )
     return AnsibleProvisioner(
         playbook_dir=settings.playbook_dir,
         provider=settings.ansible_provider,
         extravars=settings.ansible_extravars,
         artifacts_root=settings.state_dir / "ansible",
+        inventory=settings.ansible_inventory,
     )
 
 
 def build_activities(
-    settings: Settings, client: Client, http: HttpClient
+    settings: Settings,
+    client: Client,
+    http: HttpClient,
+    closers: list[Callable[[], Awaitable[None]]] | None = None,
 ) -> list[Callable[..., Any]]:
-    """The activity callables, each bound to the dependencies it needs."""
+    """The activity callables, each bound to the dependencies it needs; what must be closed
+    once the worker has stopped is added to `closers`."""
     inventories = {
         name: inventory_source(spec, http) for name, spec in settings.inventories.items()
     }
@@ -88,6 +100,9 @@ def build_activities(
         policy=load_policy(settings.policy_path) if settings.policy_path else None,
     )
     kube = KubernetesActivities(settings.kubeconfig, drain_policy=settings.drain_policy)
+    if closers is not None:
+        # Its shared Node watch and pooled connections end with the worker.
+        closers.append(kube.close)
     joiner = None
     if settings.vm_templates:
         # Spares join from the site's templates: a bootstrap token per spare, the Node adopted.
@@ -152,6 +167,7 @@ SANDBOX_PASSTHROUGH = (
     "workflows.hold",
     "workflows.ledger_calls",
     "workflows.notifier",
+    "workflows.side_effects",
 )
 
 
@@ -168,18 +184,20 @@ def build_worker(
     task_queue: str | None = None,
     extra_workflows: Sequence[type] = (),
     extra_activities: Sequence[Callable[..., Any]] = (),
+    closers: list[Callable[[], Awaitable[None]]] | None = None,
 ) -> Worker:
     return Worker(
         client,
         task_queue=task_queue or settings.task_queue,
         workflows=[*WORKFLOWS, *extra_workflows],
-        activities=[*build_activities(settings, client, http), *extra_activities],
+        activities=[*build_activities(settings, client, http, closers), *extra_activities],
         interceptors=[ActivityMetrics(), InputArityCheck()],
         workflow_runner=workflow_runner(),
         max_concurrent_activities=settings.max_concurrent_activities,
         # Leaving the worker's block stops polling at once; running activities (a playbook
         # half-way through a VM) get this long to finish before they are cancelled.
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+        deployment_config=deployment_config(settings),
     )
 
 
@@ -192,13 +210,18 @@ async def running_worker(
     extra_activities: Sequence[Callable[..., Any]] = (),
 ) -> AsyncIterator[Worker]:
     """The worker polls while the block runs and finishes its in-flight tasks on the way out;
-    then the activities' HTTP connections close."""
+    then the activities' HTTP and Kubernetes connections close."""
     http = HttpClient()
+    closers: list[Callable[[], Awaitable[None]]] = []
     try:
-        worker = build_worker(settings, client, http, task_queue, extra_workflows, extra_activities)
+        worker = build_worker(
+            settings, client, http, task_queue, extra_workflows, extra_activities, closers
+        )
         async with worker:
             yield worker
     finally:
+        for close in closers:
+            await close()
         await http.aclose()
 
 

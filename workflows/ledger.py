@@ -64,12 +64,25 @@ class InventoryLedger:
     @workflow.run
     async def run(self, state: LedgerState) -> None:
         workflow.set_current_details(self._details())
-        await workflow.wait_condition(
-            lambda: workflow.info().is_continue_as_new_suggested() and not self._lock.locked()
-        )
+        await workflow.wait_condition(lambda: self._hand_over() and not self._lock.locked())
         # Handlers may be mid-flight; let them finish so their results survive the hand-over.
         await workflow.wait_condition(workflow.all_handlers_finished)
-        workflow.continue_as_new(self._state)
+        # A versioned ledger's next run starts on the deployment's current version
+        # (worker/versioning.py); the server refuses the option from an unversioned worker.
+        upgrade = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
+        versioned = workflow.info().get_current_deployment_version() is not None
+        workflow.continue_as_new(
+            self._state, initial_versioning_behavior=upgrade if versioned else None
+        )
+
+    def _hand_over(self) -> bool:
+        """Continue as new before the history grows large, or when a new version of the
+        worker deployment became current: the ledger never ends, so it upgrades this way."""
+        info = workflow.info()
+        return (
+            info.is_continue_as_new_suggested()
+            or info.is_target_worker_deployment_version_changed()
+        )
 
     @workflow.query(name=RESERVATIONS_QUERY)
     def reservations(self) -> list[Reservation]:

@@ -60,6 +60,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.release import RELEASE_SPARE, ReleaseInput, ReleaseResult
     from contracts.release import release_workflow_id as release_id
     from contracts.spare import (
+        MEMO_REQUEST_HASH,
         PREPARE_SPARE,
         REPLACEMENT_READY_SIGNAL,
         REQUEST_RELEASE_SIGNAL,
@@ -91,6 +92,7 @@ with workflow.unsafe.imports_passed_through():
 from .held_spare import HeldSpare
 from .ledger_calls import free_reservation
 from .notifier import Notifier
+from .side_effects import STOP_FIRST, until_stopped
 
 # A create that failed for a reason the playbook reports is final; others get a few tries.
 CREATE_RETRY = RetryPolicy(
@@ -423,6 +425,10 @@ class PrepareSpare:
     async def _refuse_a_used_id(self, spare_id: str) -> None:
         """A spare id names one spare, ever: a run for an id that ran before stops here, before
         anything is reserved or announced (the first run's receivers heard all of it)."""
+        if workflow.memo_value(MEMO_REQUEST_HASH, None) is not None:
+            # Started by virtflow's own door with REJECT_DUPLICATE: the server has refused any
+            # second run of this id already, so there is nothing to ask visibility.
+            return
         # Answered within this workflow task, like the receivers' plan after it: the search
         # attributes wait for both.
         self._attributes_wait = True
@@ -467,7 +473,8 @@ class PrepareSpare:
 
     async def _reserve(self, spare_id: str, req: SpareRequest) -> Reservation:
         self._enter(Phase.RESERVING, "asking the ledger for a host")
-        result: ReserveResult = await workflow.execute_activity_method(
+        # Stopped before compensation frees: a reserve still in flight could land after it.
+        reserving = workflow.start_activity_method(
             LedgerActivities.reserve_capacity,
             ReserveInput(
                 inventory=req.inventory,
@@ -480,7 +487,9 @@ class PrepareSpare:
             start_to_close_timeout=req.timeouts.ledger,
             heartbeat_timeout=req.timeouts.heartbeat,
             retry_policy=LEDGER_RETRY,
+            cancellation_type=STOP_FIRST,
         )
+        result: ReserveResult = await until_stopped(reserving)
         if result.status == "reserved" and result.reservation is not None:
             return result.reservation
         if result.status == "never_fits":
@@ -508,13 +517,17 @@ class PrepareSpare:
     async def _create_vm(
         self, spare_id: str, req: SpareRequest, reservation: Reservation
     ) -> VmFacts:
-        return await workflow.execute_activity_method(
+        # Stopped before compensation destroys: a create still running would make the VM
+        # after the destroy.
+        creating = workflow.start_activity_method(
             ProvisioningActivities.create_vm,
             CreateVmInput(spec=req.vm_spec(spare_id, reservation)),
             start_to_close_timeout=timedelta(seconds=req.create_timeout_seconds),
             heartbeat_timeout=req.timeouts.heartbeat,
             retry_policy=CREATE_RETRY,
+            cancellation_type=STOP_FIRST,
         )
+        return await until_stopped(creating)
 
     async def _wait_ready(self, spare_id: str, req: SpareRequest) -> None:
         """Probe in bounded rounds so the UI shows what is still missing between rounds."""
@@ -584,6 +597,17 @@ class PrepareSpare:
             workflow.logger.info("%s could not be told %s is ready: %s", old, spare_id, err)
 
     async def _run_release(
+        self, spare_id: str, req: SpareRequest, host: str | None, reason: str
+    ) -> ReleaseResult:
+        try:
+            return await self._release_child(spare_id, req, host, reason)
+        finally:
+            # The release's cordon ended the held spare's watch: wait for its activity to be
+            # done, so it neither outlives the spare nor completes against a closed one.
+            if self._held is not None:
+                await self._held.stopped()
+
+    async def _release_child(
         self, spare_id: str, req: SpareRequest, host: str | None, reason: str
     ) -> ReleaseResult:
         # Started by name: importing ReleaseSpare's module here would rebuild it in the sandbox

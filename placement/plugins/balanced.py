@@ -1,11 +1,14 @@
-"""Score: NodeResourcesBalancedAllocation, hosts whose CPU and memory fill up evenly.
+"""Score: NodeResourcesBalancedAllocation, hosts whose resources fill up evenly.
 
-`fC = min(rC / capC, 1)`, `fM = min(rM / capM, 1)` (floats; a zero capacity counts as full),
-score `int((1 - abs(fC - fM) / 2) * 100)`.
+Per resource the fraction `f = min(r / cap, 1)` (a float; a zero capacity counts as full), over
+CPU and memory, plus disk when its resource weight is positive. Score `int((1 - std) * 100)`
+with `std` the population standard deviation of the fractions; for two resources that is
+`abs(fC - fM) / 2`, computed so, exactly as kube-scheduler does.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -13,32 +16,58 @@ import numpy as np
 from ..framework import RequestContext
 from ..models import Host
 from ..names import BALANCED_ALLOCATION
-from ..table import HostTable, IntArray
+from ..table import FloatArray, HostTable, IntArray
 
 
 def _fraction(r: int, cap: int) -> float:
     return 1.0 if cap == 0 else min(r / cap, 1.0)
 
 
+def _std(fractions: Sequence[float]) -> float:
+    if len(fractions) == 2:
+        return abs(fractions[0] - fractions[1]) / 2
+    mean = sum(fractions) / len(fractions)
+    return math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
+
+
 class BalancedAllocation:
     name = BALANCED_ALLOCATION
 
     def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None:
+        with_disk = ctx.policy.resource_weights.disk_gb > 0
         out = []
         for host in hosts:
             u = ctx.usage(host)
-            f_cpu, f_mem = _fraction(u.cpu_req, u.cpu_cap), _fraction(u.mem_req, u.mem_cap)
-            out.append(int((1 - abs(f_cpu - f_mem) / 2) * 100))
+            fractions = [_fraction(u.cpu_req, u.cpu_cap), _fraction(u.mem_req, u.mem_cap)]
+            if with_disk:
+                fractions.append(_fraction(u.disk_req, u.disk_cap))
+            out.append(int((1 - _std(fractions)) * 100))
         return out
 
     def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
         u = ctx.candidate_usage(table, idx)
-        f_cpu = _fraction_v(u.cpu_req, u.cpu_cap)
-        f_mem = _fraction_v(u.mem_req, u.mem_cap)
-        return ((1 - np.abs(f_cpu - f_mem) / 2) * 100).astype(np.int64)
+        fractions = [_fraction_v(u.cpu_req, u.cpu_cap), _fraction_v(u.mem_req, u.mem_cap)]
+        if ctx.policy.resource_weights.disk_gb > 0:
+            fractions.append(_fraction_v(u.disk_req, u.disk_cap))
+        return ((1 - _std_v(fractions)) * 100).astype(np.int64)
 
 
-def _fraction_v(r: IntArray, cap: IntArray) -> np.ndarray:
+def _fraction_v(r: IntArray, cap: IntArray) -> FloatArray:
     fraction = np.ones(len(cap))  # a zero capacity counts as full
     np.divide(r, cap, out=fraction, where=cap > 0)
     return np.minimum(fraction, 1.0, out=fraction)
+
+
+def _std_v(fractions: Sequence[FloatArray]) -> FloatArray:
+    """`_std` per host, with the same operations in the same order (the same floats)."""
+    if len(fractions) == 2:
+        return np.abs(fractions[0] - fractions[1]) / 2
+    total = fractions[0].copy()
+    for f in fractions[1:]:
+        total += f
+    mean = total / len(fractions)
+    squares = np.zeros(len(mean))
+    for f in fractions:
+        d = f - mean
+        squares += d * d
+    return np.sqrt(squares / len(fractions))

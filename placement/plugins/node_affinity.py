@@ -1,7 +1,9 @@
 """Filters 10-11 and score: node selector, required and preferred node affinity.
 
 Filter: every selector pair present and equal, then (when `required` is non-empty) some term
-whose expressions are all true. Score (only when `preferred` is non-empty): the sum of the
+whose expressions are all true. An empty term, or a term with an expression that is not label
+syntax (or a Gt/Lt value that is not an integer), matches no host, as in kube-scheduler; in
+`preferred` such a term adds nothing. Score (only when `preferred` is non-empty): the sum of the
 weights of matching preferred terms, normalised `100 * raw // max(raw)` (0 for all when max is 0).
 """
 
@@ -18,7 +20,8 @@ from ..table import HostTable, IntArray
 
 
 def term_matches(term: Sequence[MatchExpression], labels: dict[str, str]) -> bool:
-    return all(expr.matches(labels) for expr in term)
+    """All expressions true; an empty term, or one Kubernetes cannot parse, matches nothing."""
+    return bool(term) and all(expr.matches(labels) for expr in term)
 
 
 def label_reason(request: VmRequest, labels: dict[str, str]) -> int:

@@ -1,9 +1,14 @@
-"""Filters 12-14 and score: NodeResourcesFit.
+"""Filters 12-14, the disk and device filters, and score: NodeResourcesFit.
 
 Filter: `allocated + request > floor(capacity * ratio)` fails, CPU then memory then GPU (GPUs
-are never overcommitted; a request without GPU never fails on them). An exact fit passes.
-Score: the policy's strategy per resource (see `strategies`), combined with the resource
-weights as `(sC * w_cpu + sM * w_mem) // (w_cpu + w_mem)`. Defaults: LeastAllocated, 1 and 1.
+are never overcommitted; a request without GPU never fails on them), then disk (only when the
+request asks for some; the host's own `disk_allocation_ratio`), then devices: some device `d`
+the request asks `n > 0` of with `devices_allocated[d] + n > devices_capacity[d]` (absent: 0;
+never overcommitted). An exact fit passes. The explanation names the first short device by
+name order (`device_short`).
+Score: the policy's strategy per resource (see `strategies`), the weighted mean over the
+resources with a positive weight, `(sC * w_cpu + sM * w_mem + sD * w_disk) // (w_cpu + w_mem +
+w_disk)`. Defaults: LeastAllocated, cpu 1, memory 1, disk 0 (disk filtered, not scored).
 """
 
 from __future__ import annotations
@@ -13,8 +18,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..framework import RequestContext
-from ..models import Host, Policy
-from ..names import INSUFFICIENT_CPU, INSUFFICIENT_GPU, INSUFFICIENT_MEMORY, NODE_RESOURCES_FIT
+from ..models import Host, Policy, VmRequest
+from ..names import (
+    INSUFFICIENT_CPU,
+    INSUFFICIENT_DEVICE,
+    INSUFFICIENT_DISK,
+    INSUFFICIENT_GPU,
+    INSUFFICIENT_MEMORY,
+    NODE_RESOURCES_FIT,
+)
 from ..table import HostTable, IntArray
 from . import strategies as s
 
@@ -35,9 +47,24 @@ def _per_resource_v(policy: Policy, r: IntArray, cap: IntArray) -> IntArray:
     return s.requested_to_capacity_v(r, cap, policy.ratio_shape)
 
 
+def device_short(request: VmRequest, host: Host) -> str | None:
+    """The first device (by name) the host has too few of for the request, or None."""
+    for name, count in sorted(request.devices.items()):
+        have = host.devices_capacity.get(name, 0) - host.devices_allocated.get(name, 0)
+        if count > 0 and count > have:
+            return name
+    return None
+
+
 class NodeResourcesFit:
     name = NODE_RESOURCES_FIT
-    reasons = (INSUFFICIENT_CPU, INSUFFICIENT_MEMORY, INSUFFICIENT_GPU)
+    reasons = (
+        INSUFFICIENT_CPU,
+        INSUFFICIENT_MEMORY,
+        INSUFFICIENT_GPU,
+        INSUFFICIENT_DISK,
+        INSUFFICIENT_DEVICE,
+    )
 
     def filter_host(self, ctx: RequestContext, host: Host) -> str | None:
         u = ctx.usage(host)
@@ -47,28 +74,45 @@ class NodeResourcesFit:
             return INSUFFICIENT_MEMORY
         if ctx.request.gpu > 0 and u.gpu_req > u.gpu_cap:
             return INSUFFICIENT_GPU
+        if ctx.request.disk_gb > 0 and u.disk_req > u.disk_cap:
+            return INSUFFICIENT_DISK
+        if device_short(ctx.request, host) is not None:
+            return INSUFFICIENT_DEVICE
         return None
 
     def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
         u = ctx.table_usage(table)
-        gpu_short = u.gpu_req > u.gpu_cap if ctx.request.gpu > 0 else False
-        out = np.where(gpu_short, 3, 0)
-        out = np.where(u.mem_req > u.mem_cap, 2, out)
-        return np.where(u.cpu_req > u.cpu_cap, 1, out)
+        request = ctx.request
+        out = np.zeros(len(table), dtype=np.int64)
+        # Last written wins: write the checks from the last to the first.
+        for name, count in request.devices.items():
+            if count > 0:
+                out[table.device_short(name, count)] = 5
+        if request.disk_gb > 0:
+            out[u.disk_req > u.disk_cap] = 4
+        if request.gpu > 0:
+            out[u.gpu_req > u.gpu_cap] = 3
+        out[u.mem_req > u.mem_cap] = 2
+        out[u.cpu_req > u.cpu_cap] = 1
+        return out
 
     def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None:
         w = ctx.policy.resource_weights
         out = []
         for host in hosts:
             u = ctx.usage(host)
-            cpu = _per_resource(ctx.policy, u.cpu_req, u.cpu_cap)
-            mem = _per_resource(ctx.policy, u.mem_req, u.mem_cap)
-            out.append((cpu * w.cpu + mem * w.memory_mb) // (w.cpu + w.memory_mb))
+            total = _per_resource(ctx.policy, u.cpu_req, u.cpu_cap) * w.cpu
+            total += _per_resource(ctx.policy, u.mem_req, u.mem_cap) * w.memory_mb
+            if w.disk_gb:
+                total += _per_resource(ctx.policy, u.disk_req, u.disk_cap) * w.disk_gb
+            out.append(total // (w.cpu + w.memory_mb + w.disk_gb))
         return out
 
     def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
         u = ctx.candidate_usage(table, idx)
         w = ctx.policy.resource_weights
-        cpu = _per_resource_v(ctx.policy, u.cpu_req, u.cpu_cap)
-        mem = _per_resource_v(ctx.policy, u.mem_req, u.mem_cap)
-        return (cpu * w.cpu + mem * w.memory_mb) // (w.cpu + w.memory_mb)
+        total = _per_resource_v(ctx.policy, u.cpu_req, u.cpu_cap) * w.cpu
+        total += _per_resource_v(ctx.policy, u.mem_req, u.mem_cap) * w.memory_mb
+        if w.disk_gb:
+            total += _per_resource_v(ctx.policy, u.disk_req, u.disk_cap) * w.disk_gb
+        return total // (w.cpu + w.memory_mb + w.disk_gb)

@@ -79,3 +79,28 @@ def test_a_near_domain_too_small_for_the_request_never_fits_and_says_so() -> Non
         "no host in the domain `near` wants could ever hold it "
         "(no host fits: 4 not_near, 2 insufficient_cpu)"
     )
+
+
+def test_a_reserved_device_is_taken_and_a_device_no_host_has_never_fits() -> None:
+    fpga = "xilinx.com/u250"
+    inp = snapshot({"devices": {fpga: 1}, "disk_gb": 100})
+    hosts = [
+        h.model_copy(update={"devices_capacity": {fpga: 1}, "disk_gb_capacity": 500})
+        if h.name == "a-0"
+        else h
+        for h in inp.hosts
+    ]
+    inp = inp.model_copy(update={"hosts": hosts})
+    first = decide(inp)
+    assert first.host == "a-0"
+    held = [Reservation.of(inp.request, "a-0", None, "s0")]
+    second = decide(apply_reservations(inp, held))
+    assert (second.host, second.error, second.never_fits) == (None, "no_host_fits", False)
+    assert second.reason_counts == {"insufficient_disk": 5, "insufficient_device": 1}
+    nic = decide(inp.model_copy(update={"request": inp.request.model_copy(
+        update={"devices": {"nvidia.com/bluefield3": 1}})}))  # fmt: skip
+    assert (nic.host, nic.never_fits) == (None, True)
+    assert nic.summary == (
+        "no host of the inventory could ever hold it "
+        "(no host fits: 5 insufficient_disk, 1 insufficient_device)"
+    )

@@ -1,10 +1,11 @@
 """Provisioning activities: the real ansible-runner runs the real playbooks against a started
-lab hypervisor, through Temporal's ActivityEnvironment. Each run costs ~2 s: eight in all.
+lab hypervisor, through Temporal's ActivityEnvironment. Each run costs ~2 s: nine in all.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -82,12 +83,23 @@ def recording_env() -> tuple[ActivityEnvironment, list[Any]]:
 
 
 async def test_create_returns_facts_from_set_stats_and_is_idempotent(
-    hypervisor: LabHypervisor, activities: ProvisioningActivities, artifacts: Path
+    hypervisor: LabHypervisor,
+    activities: ProvisioningActivities,
+    artifacts: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     # The create task lasts past the quiet period, so a heartbeat reports it.
     hypervisor.create_delay = QUIET_SECONDS
     env, beats = recording_env()
-    facts = await env.run(activities.create_vm, CreateVmInput(spec=spec("spare-1", vmid=4242)))
+    with caplog.at_level(logging.DEBUG, logger="activities.provisioning"):
+        facts = await env.run(activities.create_vm, CreateVmInput(spec=spec("spare-1", vmid=4242)))
+    # Where the run's time went, task by task, with the hypervisor's delay on its task.
+    (timed,) = [r for r in caplog.records if hasattr(r, "playbook_seconds")]
+    spent = dict(timed.playbook_seconds)
+    assert timed.playbook_seconds[0][0] == "(start of ansible-playbook)"
+    assert timed.playbook_seconds[-1][0] == "(end of the play)"
+    assert spent[CREATE_TASK] >= QUIET_SECONDS - 0.05  # stamps are to the microsecond
+    assert all(seconds >= 0 for seconds in spent.values())
     lab_vm = hypervisor.vms["spare-1"]
     assert facts == VmFacts(name="spare-1", host="bm-1", ip=lab_vm.ip, mac=lab_vm.mac, vmid=4242)
     assert lab_vm.labels == {"virtflow.io/spare": "true"}
@@ -163,3 +175,19 @@ async def eventually(condition: Any, timeout: float = 30.0) -> None:
     async with asyncio.timeout(timeout):
         while not condition():
             await asyncio.sleep(0.05)
+
+
+async def test_a_provider_without_a_hypervisor_directory_names_the_ones_there(
+    artifacts: Path,
+) -> None:
+    provisioner = AnsibleProvisioner(
+        playbook_dir=REPO / "playbooks", provider="vmware", extravars={}, artifacts_root=artifacts
+    )
+    activities = ProvisioningActivities(provisioner)
+    with pytest.raises(ApplicationError) as caught:
+        await ActivityEnvironment().run(activities.create_vm, CreateVmInput(spec=spec("spare-6")))
+    assert caught.value.non_retryable
+    assert caught.value.message == (
+        "provider 'vmware' has no hypervisors/vmware/create.yml; "
+        "providers with create tasks: lab, libvirt, proxmox"
+    )

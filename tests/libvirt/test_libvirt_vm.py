@@ -15,7 +15,6 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
 
-from activities.libvirt_inventory import LibvirtInventory
 from activities.provisioning import (
     AnsibleProvisioner,
     CreateVmInput,
@@ -25,6 +24,7 @@ from activities.provisioning import (
 )
 from activities.reconcile import FindOrphansInput, OrphanSpare, ReconcileActivities
 from contracts.vm import VmSpec
+from hypervisors.libvirt.inventory import LibvirtInventory
 from tests.libvirt.conftest import URI
 
 pytestmark = pytest.mark.libvirt

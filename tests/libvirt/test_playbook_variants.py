@@ -21,10 +21,8 @@ import yaml
 
 from tests.libvirt.collections import collections_path, installed
 
-PLAYBOOKS = Path(__file__).resolve().parents[2] / "playbooks"
-VARIANTS = sorted(
-    p for p in (PLAYBOOKS / "tasks").glob("*.yml") if p.name.startswith(("libvirt_", "proxmox_"))
-)
+HYPERVISORS = Path(__file__).resolve().parents[2] / "hypervisors"
+VARIANTS = sorted(p for name in ("libvirt", "proxmox") for p in (HYPERVISORS / name).glob("*.yml"))
 MODULES = (
     "community.libvirt.virt",
     "community.proxmox.proxmox_kvm",
@@ -61,9 +59,9 @@ def collections(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bool]:
 
 
 def test_there_are_three_actions_per_variant() -> None:
-    names = {p.name for p in VARIANTS}
+    names = {(p.parent.name, p.name) for p in VARIANTS}
     for provider in ("libvirt", "proxmox"):
-        assert {f"{provider}_{a}.yml" for a in ("create", "destroy", "describe")} <= names
+        assert {(provider, f"{a}.yml") for a in ("create", "destroy", "describe")} <= names
 
 
 def test_every_variant_passes_the_syntax_check(

@@ -50,12 +50,20 @@ def test_the_provider_extras_are_installed_at_pins_the_bounds_allow() -> None:
             *project["dependencies"],
             *project["optional-dependencies"]["libvirt"],
             *project["optional-dependencies"]["proxmox"],
+            *project["optional-dependencies"]["encryption"],
         ]
     ]
-    assert '".[libvirt,proxmox]"' in DOCKERFILE
+    assert '".[libvirt,proxmox,encryption]"' in DOCKERFILE
     assert "--constraint deploy/image/constraints.txt" in DOCKERFILE
     pins = _pins()
-    for extra in ("libvirt-python", "lxml", "proxmoxer", "ansible-core", "ansible-runner"):
+    for extra in (
+        "libvirt-python",
+        "lxml",
+        "proxmoxer",
+        "ansible-core",
+        "ansible-runner",
+        "cryptography",
+    ):
         assert extra in pins, f"{extra} is not pinned"
     for requirement in wanted:
         pinned = pins.get(requirement.name.lower())

@@ -17,6 +17,51 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any], str | Non
         {},
         "unschedulable",
     ),
+    # kube-scheduler's NodeUnschedulable: tolerating the cordon taint lets a request on.
+    (
+        "tolerating the cordon places on a cordoned host",
+        {"unschedulable": True},
+        {
+            "tolerations": [
+                {
+                    "key": "node.kubernetes.io/unschedulable",
+                    "operator": "Exists",
+                    "effect": "NoSchedule",
+                }
+            ]
+        },
+        {},
+        None,
+    ),
+    (
+        "a tolerate-everything toleration tolerates the cordon",
+        {"unschedulable": True},
+        {"tolerations": [{"operator": "Exists"}]},
+        {},
+        None,
+    ),
+    (
+        "tolerating the cordon with NoExecute only does not",
+        {"unschedulable": True},
+        {
+            "tolerations": [
+                {
+                    "key": "node.kubernetes.io/unschedulable",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                }
+            ]
+        },
+        {},
+        "unschedulable",
+    ),
+    (
+        "tolerating the cordon leaves the other filters",
+        {"unschedulable": True, "pool": "x"},
+        {"pool": "y", "tolerations": [{"key": "node.kubernetes.io/unschedulable"}]},
+        {},
+        "pool_mismatch",
+    ),
     ("another node_name is a mismatch", {}, {"node_name": "h2"}, {}, "node_name_mismatch"),
     ("the node_name itself passes", {}, {"node_name": "h1"}, {}, None),
     (

@@ -95,10 +95,6 @@ def test_label_values_that_kubernetes_refuses_are_refused(value: str) -> None:
         ({"node_selector": {"zone": "a b"}}, ("node_selector", "zone")),
         ({"tolerations": [{"key": "-k", "operator": "Exists"}]}, ("tolerations", 0, "key")),
         ({"tolerations": [{"key": "k", "value": "a/b"}]}, ("tolerations", 0, "value")),
-        (
-            {"node_affinity": {"required": [[{"key": "a b", "operator": "Exists"}]]}},
-            ("node_affinity", "required", 0, 0, "key"),
-        ),
     ],
 )
 def test_a_bad_label_is_refused_naming_where_it_is(

@@ -55,7 +55,22 @@ REQUIRED: list[tuple[str, list[list[dict[str, Any]]], str | None]] = [
         "node_affinity_mismatch",
     ),
     ("terms are ORed", [[expr("zone", "In", "x")], [expr("gen", "In", "5")]], None),
-]
+    # Kubernetes' edges: a term it cannot parse, or an empty one, matches no host.
+    ("an empty term matches nothing", [[]], "node_affinity_mismatch"),
+    ("an empty term beside a matching one is ORed", [[], [expr("zone", "In", "a")]], None),
+    ("an invalid value matches nothing, even NotIn", [[expr("zone", "NotIn", "a b")]],
+     "node_affinity_mismatch"),
+    ("one invalid value spoils the expression", [[expr("zone", "In", "a", "-bad")]],
+     "node_affinity_mismatch"),
+    ("an invalid key matches nothing", [[expr("has space", "DoesNotExist")]],
+     "node_affinity_mismatch"),
+    ("a non-integer Gt value matches nothing", [[expr("gen", "Gt", "four")]],
+     "node_affinity_mismatch"),
+    ("Go's integers have no underscores", [[expr("gen", "Lt", "1_0")]], "node_affinity_mismatch"),
+    ("Go's integers have 64 bits", [[expr("gen", "Lt", str(2**63))]], "node_affinity_mismatch"),
+    ("an invalid term beside a matching one is ORed",
+     [[expr("zone", "NotIn", "a b")], [expr("gen", "Gt", "4")]], None),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -76,20 +91,34 @@ def test_selector_is_checked_before_affinity() -> None:
     [
         (expr("a", "In"), "needs at least one value"),
         (expr("a", "Exists", "x"), "takes no values"),
-        (expr("a", "Gt", "x"), "exactly one integer value"),
-        (expr("a", "Lt", "1", "2"), "exactly one integer value"),
+        (expr("a", "Lt", "1", "2"), "exactly one value"),
+        (expr("a", "Gt"), "exactly one value"),
         (expr("a", "Near", "1"), "Input should be"),
     ],
-    ids=["In without values", "Exists with values", "Gt on text", "Lt on two values", "unknown"],
+    ids=["In without values", "Exists with values", "Lt on two values", "Gt on none", "unknown"],
 )
 def test_expression_validation(data: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         MatchExpression.model_validate(data)
 
 
-def test_an_empty_required_term_is_refused() -> None:
-    with pytest.raises(ValidationError, match="term 0 is empty"):
-        request(node_affinity={"required": [[]]})
+def test_an_empty_or_unparsable_required_term_is_accepted_and_places_nowhere() -> None:
+    # As a Pod with such a term is admitted and stays Pending.
+    for term in ([], [expr("zone", "In", "not valid")], [expr("gen", "Gt", "5.0")]):
+        req = request(node_affinity={"required": [term]})
+        decision = decide(placement_input([host("h0", labels=LABELS), host("h1")], req))
+        assert decision.host is None
+        assert decision.reason_counts == {"node_affinity_mismatch": 2}
+
+
+def test_an_unparsable_preferred_term_adds_nothing() -> None:
+    preferred = [
+        {"weight": 50, "match": [expr("zone", "NotIn", "a b")]},
+        {"weight": 10, "match": [expr("disk", "Exists")]},
+    ]
+    hosts = [host("h0", labels={"disk": "ssd"}), host("h1", labels={"zone": "b"})]
+    decision = decide(placement_input(hosts, request(node_affinity={"preferred": preferred})))
+    assert {h: s["NodeAffinity"] for h, s in decision.scores.items()} == {"h0": 100, "h1": 0}
 
 
 def test_preferred_weights_are_summed_and_normalised() -> None:

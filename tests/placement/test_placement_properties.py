@@ -33,6 +33,7 @@ TOLERATION = st.one_of(
         optional={"effect": st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"])},
     ),
     st.fixed_dictionaries({"key": st.just("gpu"), "value": st.sampled_from(["", "yes"])}),
+    st.just({"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}),
 )
 EXPR = st.one_of(
     st.fixed_dictionaries(
@@ -54,6 +55,9 @@ EXPR = st.one_of(
 )
 
 
+DEVICES = st.dictionaries(st.sampled_from(["x.io/fpga", "y.io/nic"]), st.integers(0, 2), max_size=2)
+
+
 @st.composite
 def hosts(draw: st.DrawFn) -> list[dict[str, Any]]:
     names = draw(st.lists(st.sampled_from([f"h{i}" for i in range(16)]), min_size=2, max_size=12,
@@ -63,6 +67,7 @@ def hosts(draw: st.DrawFn) -> list[dict[str, Any]]:
         cpu = draw(st.integers(0, 32)) if draw(st.integers(0, 9)) == 0 else 32
         mem = 1024 * (draw(st.integers(0, 32)) if draw(st.integers(0, 9)) == 0 else 32)
         gpu = draw(st.integers(0, 2))
+        disk = draw(st.sampled_from([0, 50, 100]))
         out.append(
             {
                 "name": name,
@@ -76,6 +81,11 @@ def hosts(draw: st.DrawFn) -> list[dict[str, Any]]:
                 "memory_allocation_ratio": draw(st.sampled_from([None, 1.0, 1.3])),
                 "gpu_capacity": gpu,
                 "gpu_allocated": draw(st.integers(0, gpu)),
+                "disk_gb_capacity": disk,
+                "disk_gb_allocated": draw(st.integers(0, disk)),
+                "disk_allocation_ratio": draw(st.sampled_from([1.0, 1.5])),
+                "devices_capacity": draw(DEVICES),
+                "devices_allocated": draw(DEVICES),
                 "labels": draw(LABELS),
                 "taints": draw(st.lists(TAINT, max_size=2)) if draw(st.integers(0, 3)) == 0 else [],
                 "rack": draw(st.sampled_from([None, "r1", "r2"])),
@@ -106,6 +116,8 @@ def inputs(draw: st.DrawFn) -> PlacementInput:
         "cpu": draw(st.integers(1, 8)),
         "memory_mb": draw(st.integers(1, 8)) * 1024,
         "gpu": int(draw(st.integers(0, 4)) == 0),
+        "disk_gb": draw(st.sampled_from([0, 0, 10, 40])),
+        "devices": draw(DEVICES) if draw(st.integers(0, 3)) == 0 else {},
         "pool": draw(st.sampled_from([None] * 6 + ["a", "b"])),
         "dedicated": draw(st.integers(0, 9)) == 0,
         "tolerations": draw(st.lists(TOLERATION, max_size=2)),
@@ -120,7 +132,8 @@ def inputs(draw: st.DrawFn) -> PlacementInput:
             st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"])
         ),
         "allow_shared_on_dedicated": draw(st.booleans()),
-        "resource_weights": {"cpu": draw(st.integers(0, 3)), "memory_mb": draw(st.integers(1, 3))},
+        "resource_weights": {"cpu": draw(st.integers(0, 3)), "memory_mb": draw(st.integers(1, 3)),
+                             "disk_gb": draw(st.sampled_from([0, 0, 1, 2]))},
         "thresholds": draw(st.sampled_from([{}, {"prefer_below_percent": {"cpu": 60}},
                                             {"min_free": {"gpu": 1}}])),
     }  # fmt: skip
@@ -152,9 +165,16 @@ def test_chosen_host_passes_every_filter_and_has_the_best_total(inp: PlacementIn
     # Re-derived from PLACEMENT.md, independently of the plugins.
     req = chosen.cpu_allocation_ratio or 1.0
     assert chosen.cpu_allocated + inp.request.cpu <= math.floor(chosen.cpu_capacity * req)
-    assert not chosen.unschedulable
+    cordon_ok = any(t.key == "node.kubernetes.io/unschedulable" for t in inp.request.tolerations)
+    assert cordon_ok or not chosen.unschedulable
     assert inp.request.pool in (None, chosen.pool)
     assert chosen.vm_quota is None or chosen.vm_count < chosen.vm_quota
+    if inp.request.disk_gb:
+        disk = math.floor(chosen.disk_gb_capacity * chosen.disk_allocation_ratio)
+        assert chosen.disk_gb_allocated + inp.request.disk_gb <= disk
+    for device, n in inp.request.devices.items():
+        used = chosen.devices_allocated.get(device, 0)
+        assert n == 0 or used + n <= chosen.devices_capacity.get(device, 0)
     best = max(s["total"] for s in decision.scores.values())
     winners = sorted(h for h, s in decision.scores.items() if s["total"] == best)
     assert decision.host == winners[0]

@@ -33,6 +33,7 @@ from .placed_topology_domains import PlacedTopologyDomains
 from .preferred_term import PreferredTerm
 from .prepare_accepted import PrepareAccepted
 from .prepare_body import PrepareBody
+from .prepare_body_devices import PrepareBodyDevices
 from .prepare_body_node_selector import PrepareBodyNodeSelector
 from .prepare_body_on_unhealthy import PrepareBodyOnUnhealthy
 from .problem import Problem
@@ -40,6 +41,7 @@ from .problem_inventories_type_0 import ProblemInventoriesType0
 from .release_request import ReleaseRequest
 from .replacement import Replacement
 from .reservation import Reservation
+from .reservation_devices import ReservationDevices
 from .schedule_accepted import ScheduleAccepted
 from .schedule_body import ScheduleBody
 from .scheduled_host import ScheduledHost
@@ -101,6 +103,7 @@ __all__ = (
     "PreferredTerm",
     "PrepareAccepted",
     "PrepareBody",
+    "PrepareBodyDevices",
     "PrepareBodyNodeSelector",
     "PrepareBodyOnUnhealthy",
     "Problem",
@@ -108,6 +111,7 @@ __all__ = (
     "ReleaseRequest",
     "Replacement",
     "Reservation",
+    "ReservationDevices",
     "ScheduleAccepted",
     "ScheduleBody",
     "ScheduledHost",

@@ -25,6 +25,11 @@ T = TypeVar("T", bound="MatchExpression")
 class MatchExpression:
     """ A Kubernetes NodeSelectorRequirement; `values: null` is no values.
 
+    The shape is checked as the Kubernetes API checks a Pod (values for In/NotIn, none for
+    Exists/DoesNotExist, exactly one for Gt/Lt). A key or value that is not label syntax, or a
+    Gt/Lt value that is not an integer, is accepted and matches no host, as kube-scheduler's
+    nodeaffinity does with a requirement it cannot parse.
+
         Attributes:
             key (str):
             operator (MatchExpressionOperator):

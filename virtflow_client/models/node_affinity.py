@@ -25,7 +25,8 @@ T = TypeVar("T", bound="NodeAffinity")
 
 @_attrs_define
 class NodeAffinity:
-    """ `required`: OR of terms, each an AND of expressions (an empty term is refused).
+    """ `required`: OR of terms, each an AND of expressions; an empty term matches no host (as in
+    Kubernetes, where a Pod with only such terms stays Pending).
 
         Attributes:
             required (list[list[MatchExpression]] | Unset):

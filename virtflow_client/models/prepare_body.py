@@ -17,6 +17,7 @@ if TYPE_CHECKING:
   from ..models.activity_timeouts import ActivityTimeouts
   from ..models.near import Near
   from ..models.node_affinity import NodeAffinity
+  from ..models.prepare_body_devices import PrepareBodyDevices
   from ..models.prepare_body_node_selector import PrepareBodyNodeSelector
   from ..models.toleration import Toleration
   from ..models.topology_spread_constraint import TopologySpreadConstraint
@@ -39,6 +40,8 @@ class PrepareBody:
             request_id (str):
             cluster (str):
             gpu (int | Unset):  Default: 0.
+            disk_gb (int | Unset):  Default: 0.
+            devices (PrepareBodyDevices | Unset):
             inventory (str | Unset):  Default: 'default'.
             pool (None | str | Unset):
             dedicated (bool | Unset):  Default: False.
@@ -78,6 +81,8 @@ class PrepareBody:
     request_id: str
     cluster: str
     gpu: int | Unset = 0
+    disk_gb: int | Unset = 0
+    devices: PrepareBodyDevices | Unset = UNSET
     inventory: str | Unset = 'default'
     pool: None | str | Unset = UNSET
     dedicated: bool | Unset = False
@@ -116,6 +121,7 @@ class PrepareBody:
         from ..models.activity_timeouts import ActivityTimeouts # noqa: PLC0415
         from ..models.near import Near # noqa: PLC0415
         from ..models.node_affinity import NodeAffinity # noqa: PLC0415
+        from ..models.prepare_body_devices import PrepareBodyDevices # noqa: PLC0415
         from ..models.prepare_body_node_selector import PrepareBodyNodeSelector # noqa: PLC0415
         from ..models.toleration import Toleration # noqa: PLC0415
         from ..models.topology_spread_constraint import TopologySpreadConstraint # noqa: PLC0415
@@ -128,6 +134,12 @@ class PrepareBody:
         cluster = self.cluster
 
         gpu = self.gpu
+
+        disk_gb = self.disk_gb
+
+        devices: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.devices, Unset):
+            devices = self.devices.to_dict()
 
         inventory = self.inventory
 
@@ -269,6 +281,10 @@ class PrepareBody:
         })
         if gpu is not UNSET:
             field_dict["gpu"] = gpu
+        if disk_gb is not UNSET:
+            field_dict["disk_gb"] = disk_gb
+        if devices is not UNSET:
+            field_dict["devices"] = devices
         if inventory is not UNSET:
             field_dict["inventory"] = inventory
         if pool is not UNSET:
@@ -337,6 +353,7 @@ class PrepareBody:
         from ..models.activity_timeouts import ActivityTimeouts # noqa: PLC0415
         from ..models.near import Near # noqa: PLC0415
         from ..models.node_affinity import NodeAffinity # noqa: PLC0415
+        from ..models.prepare_body_devices import PrepareBodyDevices # noqa: PLC0415
         from ..models.prepare_body_node_selector import PrepareBodyNodeSelector # noqa: PLC0415
         from ..models.toleration import Toleration # noqa: PLC0415
         from ..models.topology_spread_constraint import TopologySpreadConstraint # noqa: PLC0415
@@ -350,6 +367,18 @@ class PrepareBody:
         cluster = d.pop("cluster")
 
         gpu = d.pop("gpu", UNSET)
+
+        disk_gb = d.pop("disk_gb", UNSET)
+
+        _devices = d.pop("devices", UNSET)
+        devices: PrepareBodyDevices | Unset
+        if isinstance(_devices,  Unset):
+            devices = UNSET
+        else:
+            devices = PrepareBodyDevices.from_dict(_devices)
+
+
+
 
         inventory = d.pop("inventory", UNSET)
 
@@ -570,6 +599,8 @@ class PrepareBody:
             request_id=request_id,
             cluster=cluster,
             gpu=gpu,
+            disk_gb=disk_gb,
+            devices=devices,
             inventory=inventory,
             pool=pool,
             dedicated=dedicated,

@@ -13,6 +13,7 @@ from typing import cast
 
 if TYPE_CHECKING:
   from ..models.placed_topology import PlacedTopology
+  from ..models.reservation_devices import ReservationDevices
 
 
 
@@ -33,6 +34,8 @@ class Reservation:
             vm_name (str):
             host (str):
             gpu (int | Unset):  Default: 0.
+            disk_gb (int | Unset):  Default: 0.
+            devices (ReservationDevices | Unset):
             anti_affinity_group (None | str | Unset):
             vmid (int | None | Unset):
             topology (None | PlacedTopology | Unset):
@@ -44,6 +47,8 @@ class Reservation:
     vm_name: str
     host: str
     gpu: int | Unset = 0
+    disk_gb: int | Unset = 0
+    devices: ReservationDevices | Unset = UNSET
     anti_affinity_group: None | str | Unset = UNSET
     vmid: int | None | Unset = UNSET
     topology: None | PlacedTopology | Unset = UNSET
@@ -55,6 +60,7 @@ class Reservation:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.placed_topology import PlacedTopology # noqa: PLC0415
+        from ..models.reservation_devices import ReservationDevices # noqa: PLC0415
         cpu = self.cpu
 
         memory_mb = self.memory_mb
@@ -66,6 +72,12 @@ class Reservation:
         host = self.host
 
         gpu = self.gpu
+
+        disk_gb = self.disk_gb
+
+        devices: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.devices, Unset):
+            devices = self.devices.to_dict()
 
         anti_affinity_group: None | str | Unset
         if isinstance(self.anti_affinity_group, Unset):
@@ -99,6 +111,10 @@ class Reservation:
         })
         if gpu is not UNSET:
             field_dict["gpu"] = gpu
+        if disk_gb is not UNSET:
+            field_dict["disk_gb"] = disk_gb
+        if devices is not UNSET:
+            field_dict["devices"] = devices
         if anti_affinity_group is not UNSET:
             field_dict["anti_affinity_group"] = anti_affinity_group
         if vmid is not UNSET:
@@ -113,6 +129,7 @@ class Reservation:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.placed_topology import PlacedTopology # noqa: PLC0415
+        from ..models.reservation_devices import ReservationDevices # noqa: PLC0415
         d = dict(src_dict)
         cpu = d.pop("cpu")
 
@@ -125,6 +142,18 @@ class Reservation:
         host = d.pop("host")
 
         gpu = d.pop("gpu", UNSET)
+
+        disk_gb = d.pop("disk_gb", UNSET)
+
+        _devices = d.pop("devices", UNSET)
+        devices: ReservationDevices | Unset
+        if isinstance(_devices,  Unset):
+            devices = UNSET
+        else:
+            devices = ReservationDevices.from_dict(_devices)
+
+
+
 
         def _parse_anti_affinity_group(data: object) -> None | str | Unset:
             if data is None:
@@ -173,6 +202,8 @@ class Reservation:
             vm_name=vm_name,
             host=host,
             gpu=gpu,
+            disk_gb=disk_gb,
+            devices=devices,
             anti_affinity_group=anti_affinity_group,
             vmid=vmid,
             topology=topology,

@@ -1,0 +1,66 @@
+"""`virtflow replay` replays a namespace's histories against the installed code: it prints the
+one that diverges and exits 1, and exits 0 when everything replays."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import uuid
+from datetime import timedelta
+
+from temporalio.client import Client
+
+from contracts.spare import SpareRequest
+from runtime.settings import REPO_ROOT
+from tests.helpers import new_worker
+from tests.ops.incompatible_build import ChangedPrepareSpare
+
+
+async def virtflow_replay(client: Client, task_queue: str) -> tuple[int, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTFLOW_", "TEMPORAL_"))}
+    env |= {
+        "PYTHONPATH": str(REPO_ROOT),
+        "VIRTFLOW_TEMPORAL_ADDRESS": client.service_client.config.target_host,
+        "VIRTFLOW_TEMPORAL_NAMESPACE": client.namespace,
+        "VIRTFLOW_TASK_QUEUE": task_queue,
+    }
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "cli",
+        "replay",
+        "--since-hours",
+        "1",
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    output, _ = await proc.communicate()
+    assert proc.returncode is not None
+    return proc.returncode, " ".join(output.decode().split())
+
+
+async def test_a_history_the_installed_code_cannot_replay_fails_the_gate(
+    client: Client, task_queue: str
+) -> None:
+    code, out = await virtflow_replay(client, task_queue)
+    assert (code, "replayed 0 histories") == (0, out[: len("replayed 0 histories")]), out
+
+    # A spare history written by other workflow code than the code installed here.
+    request = SpareRequest(
+        request_id=f"r{uuid.uuid4().hex[:10]}", cluster="lab", cpu=1, memory_mb=512
+    )
+    async with new_worker(client, ChangedPrepareSpare, task_queue=task_queue):
+        await client.execute_workflow(
+            ChangedPrepareSpare.run,
+            request,
+            id=request.spare_id,
+            task_queue=task_queue,
+            execution_timeout=timedelta(seconds=30),
+        )
+    code, out = await virtflow_replay(client, task_queue)
+    assert code == 1, out
+    assert f"non-deterministic PrepareSpare {request.spare_id}" in out
+    assert "replayed 1 histories" in out and "1 diverge" in out
