@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import temporalio.common
 from temporalio.common import MetricMeter
 
 SPARE_PHASE = "virtflow_spare_phase_entered"
@@ -19,6 +20,8 @@ LEDGER_RESERVATIONS = "virtflow_ledger_reservations"
 WARM_READY = "virtflow_warm_pool_ready"
 WARM_CLAIMS = "virtflow_warm_claims"
 WARM_REFILL = "virtflow_warm_refill_seconds"
+LEDGER_WAITERS = "virtflow_ledger_waiters"
+SPARE_UNHEALTHY = "virtflow_spare_unhealthy"
 
 # Spares per phase now, counted in Temporal visibility (worker/spare_census.py): right however
 # many workers run or restart, unlike counters kept by each worker.
@@ -33,6 +36,8 @@ ALL = (
     WARM_READY,
     WARM_CLAIMS,
     WARM_REFILL,
+    LEDGER_WAITERS,
+    SPARE_UNHEALTHY,
     SPARES,
 )
 
@@ -103,3 +108,23 @@ def warm_refilled(meter: MetricMeter, pool: str, elapsed: timedelta) -> None:
     meter.create_histogram_timedelta(
         WARM_REFILL, "From starting a warm spare to it being warm", unit="s"
     ).record(elapsed, {"pool": pool})
+
+
+def ledger_waiters(meter: MetricMeter, inventory: str, waiting: int) -> None:
+    meter.create_gauge(LEDGER_WAITERS, "Spares waiting for room in an inventory's ledger").set(
+        waiting, {"inventory": inventory}
+    )
+
+
+def _unhealthy(meter: MetricMeter) -> temporalio.common.MetricCounter:
+    return meter.create_counter(SPARE_UNHEALTHY, "Held (or warm) spares found unhealthy")
+
+
+def spare_unhealthy(meter: MetricMeter) -> None:
+    _unhealthy(meter).add(1)
+
+
+def declare(meter: MetricMeter) -> None:
+    """Counters of rare events start at 0 when a worker starts, so the series exists and an
+    alert's `increase()` sees the first event."""
+    _unhealthy(meter).add(0)

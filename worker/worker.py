@@ -13,9 +13,11 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.runtime import Runtime
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities import metrics
 from activities.event_bus import EventBusActivities
 from activities.gitlab_provisioner import GitLabProvisioner
 from activities.hosts import HostActivities
@@ -212,6 +214,7 @@ async def running_worker(
     """The worker polls while the block runs and finishes its in-flight tasks on the way out;
     then the activities' HTTP and Kubernetes connections close."""
     http = HttpClient()
+    metrics.declare((client.service_client.config.runtime or Runtime.default()).metric_meter)
     closers: list[Callable[[], Awaitable[None]]] = []
     try:
         worker = build_worker(

@@ -309,9 +309,9 @@ class InventoryLedger:
 
     def _details(self) -> str:
         # Called after every change of the reservations, so the gauge follows them too.
-        metrics.ledger_reservations(
-            workflow.metric_meter(), self._state.inventory, len(self._state.reservations)
-        )
+        meter, inventory = workflow.metric_meter(), self._state.inventory
+        metrics.ledger_reservations(meter, inventory, len(self._state.reservations))
+        metrics.ledger_waiters(meter, inventory, len(self._state.waiters))
         lines = [
             f"**Inventory** {self._state.inventory}: {len(self._state.reservations)} reserved, "
             f"{len(self._state.waiters)} waiting"
