@@ -24,6 +24,7 @@ from temporalio.client import (
     WorkflowQueryFailedError,
     WorkflowQueryRejectedError,
     WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
     WorkflowUpdateStage,
 )
 from temporalio.common import (
@@ -62,10 +63,15 @@ from .errors import (
     TemporalUnavailable,
 )
 from .inventory_check import check_hosts_exist, check_near_known, inventory_snapshot
-from .temporal_client import is_unavailable
+from .temporal_client import is_no_worker, is_unavailable
+from .workers import require_worker
 
-# Queries need a worker; without one the server would hold the call until its own deadline.
-QUERY_TIMEOUT = timedelta(seconds=10)
+# Queries and updates need a worker; without one the server would hold the call until its own
+# deadline. A worker answers a query in milliseconds: one silent this long is as good as gone
+# (a query is safe to ask again). A release not accepted in time may still be taken up later,
+# so its bound is longer: a 503 there must mean the worker is gone, not merely busy.
+QUERY_TIMEOUT = timedelta(seconds=5)
+UPDATE_ACCEPT_TIMEOUT = timedelta(seconds=10)
 STATUS_ATTEMPTS = 30
 STATUS_RETRY_SECONDS = 0.1
 # How long `release` waits for the update's answer before reporting the status as it stands.
@@ -193,6 +199,10 @@ def temporal_errors(spare_id: str) -> Iterator[None]:
     except RPCError as err:
         if err.status == RPCStatusCode.NOT_FOUND:
             raise SpareNotFound(spare_id) from err
+        if is_no_worker(err):
+            raise TemporalUnavailable(
+                f"no virtflow worker answered for {spare_id} ({err.message}): is one running?"
+            ) from err
         if is_unavailable(err):
             raise TemporalUnavailable(str(err)) from err
         raise
@@ -290,6 +300,8 @@ async def _reserve_all(
         ],
         timeouts=first.timeouts,
     )
+    # Only a worker runs the ledger: without one the update would wait for its deadline.
+    await require_worker(client, settings.task_queue)
     with temporal_errors(first.spare_id):
         result = await reserve_group(client, group)
     if result.status != "reserved":
@@ -374,12 +386,14 @@ async def _describe_owner(
 
 async def _describe_spare(
     client: Client, spare_id: str
-) -> tuple[WorkflowHandle[object, object], WorkflowExecutionStatus]:
+) -> tuple[WorkflowHandle[object, object], WorkflowExecutionStatus, str]:
+    """The spare's run, its status, and the task queue whose worker answers for it."""
     with temporal_errors(spare_id):
         handle, description = await _describe_owner(client, spare_id)
     if description.workflow_type != PREPARE_SPARE:
         raise SpareNotFound(spare_id)
-    return handle, description.status or WorkflowExecutionStatus.RUNNING
+    status = description.status or WorkflowExecutionStatus.RUNNING
+    return handle, status, description.task_queue
 
 
 async def _run_owning_the_id(handle: WorkflowHandle[object, object], spare_id: str) -> str | None:
@@ -407,12 +421,6 @@ async def _query_status(handle: WorkflowHandle[object, object], spare_id: str) -
                 # Right after the start the workflow has no status yet: give it a moment.
                 if attempts <= 0:
                     raise TemporalUnavailable(f"status of {spare_id} not available: {err}") from err
-            except RPCError as err:
-                if err.status == RPCStatusCode.DEADLINE_EXCEEDED:
-                    raise TemporalUnavailable(
-                        "no worker answered the status query: is a virtflow worker running?"
-                    ) from err
-                raise
         await asyncio.sleep(STATUS_RETRY_SECONDS)
 
 
@@ -439,7 +447,8 @@ async def _status_of_a_spare_that_never_began(
 
 
 async def spare_status(client: Client, settings: Settings, spare_id: str) -> SpareView:
-    handle, run_status = await _describe_spare(client, spare_id)
+    handle, run_status, task_queue = await _describe_spare(client, spare_id)
+    await require_worker(client, task_queue)  # even a closed run's status is a query
     status = None
     if run_status != WorkflowExecutionStatus.RUNNING:
         status = await _status_of_a_spare_that_never_began(handle, spare_id)
@@ -465,9 +474,10 @@ def _ended(spare_id: str, run_status: WorkflowExecutionStatus, what: str) -> Spa
 
 async def release_spare(client: Client, spare_id: str, request: ReleaseRequest) -> SpareStatus:
     """Run the `release` update; answer with the status once accepted (release takes a while)."""
-    handle, run_status = await _describe_spare(client, spare_id)
+    handle, run_status, task_queue = await _describe_spare(client, spare_id)
     if run_status != WorkflowExecutionStatus.RUNNING:
         raise _ended(spare_id, run_status, "release")
+    await require_worker(client, task_queue)
     async with _ending_meanwhile(client, spare_id, "release"):
         try:
             update = await handle.start_update(
@@ -475,10 +485,18 @@ async def release_spare(client: Client, spare_id: str, request: ReleaseRequest) 
                 request,
                 wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                 result_type=SpareStatus,
+                rpc_timeout=UPDATE_ACCEPT_TIMEOUT,
             )
             return await asyncio.wait_for(update.result(), RELEASE_ANSWER_WAIT_SECONDS)
         except WorkflowUpdateFailedError as err:
             raise await _release_refused(handle, spare_id) from err
+        except WorkflowUpdateRPCTimeoutOrCancelledError as err:
+            # The worker vanished after it was seen: the release may still be taken up when
+            # one polls again, so a caller reads the spare before it asks again.
+            raise TemporalUnavailable(
+                f"no virtflow worker accepted the release of {spare_id} within "
+                f"{UPDATE_ACCEPT_TIMEOUT.total_seconds():g} s; read the spare before retrying"
+            ) from err
         except TimeoutError:
             pass
     return await _query_status(handle, spare_id)
@@ -492,7 +510,7 @@ async def _ending_meanwhile(client: Client, spare_id: str, what: str) -> AsyncIt
         with temporal_errors(spare_id):
             yield
     except SpareNotFound:
-        _, run_status = await _describe_spare(client, spare_id)
+        _, run_status, _ = await _describe_spare(client, spare_id)
         if run_status == WorkflowExecutionStatus.RUNNING:
             raise
         raise _ended(spare_id, run_status, what) from None
@@ -516,9 +534,10 @@ async def _release_refused(handle: WorkflowHandle[object, object], spare_id: str
 
 async def cancel_spare(client: Client, spare_id: str) -> None:
     """Cancel the workflow: it compensates (destroys what it created) before it ends."""
-    handle, run_status = await _describe_spare(client, spare_id)
+    handle, run_status, task_queue = await _describe_spare(client, spare_id)
     if run_status != WorkflowExecutionStatus.RUNNING:
         raise _ended(spare_id, run_status, "cancel")
+    await require_worker(client, task_queue)
     if (await _query_status(handle, spare_id)).phase == Phase.RELEASED:
         # Only its last webhooks are still going out: a cancel would cut them short.
         raise SpareConflict(
