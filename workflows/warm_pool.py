@@ -78,11 +78,10 @@ class WarmPool:
 
     @workflow.run
     async def run(self, state: WarmPoolState) -> None:
-        while not workflow.info().is_continue_as_new_suggested():
+        while not self._time_to_continue():
             with contextlib.suppress(TimeoutError):  # a timeout is a wake-up like any other
                 await workflow.wait_condition(
-                    lambda: self._changed or workflow.info().is_continue_as_new_suggested(),
-                    timeout=self._next_wakeup(),
+                    lambda: self._changed or self._time_to_continue(), timeout=self._next_wakeup()
                 )
             self._changed = False
             async with self._lock:
@@ -91,7 +90,20 @@ class WarmPool:
         # Claims in flight finish first, so their answers survive the hand-over.
         await workflow.wait_condition(lambda: not self._lock.locked())
         await workflow.wait_condition(workflow.all_handlers_finished)
-        workflow.continue_as_new(self._state)
+        # Like the ledger, a pool never ends: a new build of the worker deployment takes it
+        # over at continue-as-new (worker/versioning.py).
+        upgrade = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
+        versioned = workflow.info().get_current_deployment_version() is not None
+        workflow.continue_as_new(
+            self._state, initial_versioning_behavior=upgrade if versioned else None
+        )
+
+    def _time_to_continue(self) -> bool:
+        info = workflow.info()
+        return (
+            info.is_continue_as_new_suggested()
+            or info.is_target_worker_deployment_version_changed()
+        )
 
     # --- messages -------------------------------------------------------------------------
 
