@@ -30,6 +30,7 @@ from placement.topology_record import PlacedTopology
 from .common import ANY_POOL, CLUSTER, PHASE, POOL
 from .timeouts import ActivityTimeouts
 from .vm import VmFacts, VmSpec
+from .warm import WarmInfo
 
 PREPARE_SPARE = "PrepareSpare"
 STATUS_QUERY = "status"
@@ -84,6 +85,10 @@ class Phase(StrEnum):
     COMPENSATING = "compensating"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    # A warm pool's spare: Ready, tainted `virtflow.io/warm`, waiting to be claimed.
+    WARM = "warm"
+    # A warm spare claimed by a request: the request's spare owns its VM and Node now.
+    HANDED_OVER = "handed_over"
 
 
 class SpareRequest(VmShape):
@@ -118,7 +123,8 @@ class SpareRequest(VmShape):
     # While held: a Node unhealthy this long is reported (spare.unhealthy), and replaced when
     # on_unhealthy is "replace" and at most max_unhealthy of the cluster's spares are unhealthy.
     unhealthy_after_seconds: int = Field(default=300, ge=1, le=7 * 24 * 3600)
-    on_unhealthy: Literal["notify", "replace"] = "notify"
+    # `release`: let the spare go (a warm pool's spare: its pool makes a new one).
+    on_unhealthy: Literal["notify", "replace", "release"] = "notify"
     max_unhealthy: int = Field(default=1, ge=0, le=10_000)
     # Hosts the VM must not be placed on (a replacement avoids its predecessor's host).
     avoid_hosts: list[str] = Field(default_factory=list, max_length=64)
@@ -141,6 +147,8 @@ class SpareRequest(VmShape):
     priority: int = Field(default=0, ge=-1000, le=1000)
     # How soon a dead worker's activity is tried again elsewhere (tests shorten these).
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+    # Set by a warm pool on its own spares only: Ready, the spare waits tainted to be claimed.
+    warm_pool: str | None = Field(default=None, max_length=63, pattern=LABEL_VALUE)
 
     @field_validator("cluster")
     @classmethod
@@ -288,6 +296,10 @@ class SpareStatus(BaseModel):
     replaced_by: str | None = None
     # How the release's drain went.
     drain: DrainNodeResult | None = None
+    # Came from a warm pool: which, since when the VM was Ready, whose VM and Node it took.
+    warm: WarmInfo | None = None
+    # A warm spare claimed by a request: that request's spare.
+    handed_to: str | None = None
 
 
 class ReplacementReady(BaseModel):
@@ -303,6 +315,8 @@ class SpareResult(BaseModel):
     host: str | None = None
     vm: VmFacts | None = None
     reason: str | None = None
+    # A warm spare that ended handed over: the spare that owns its VM and Node now.
+    handed_to: str | None = None
 
 
 class ReleaseRequest(BaseModel):

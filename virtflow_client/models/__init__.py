@@ -41,6 +41,8 @@ from .problem import Problem
 from .problem_inventories_type_0 import ProblemInventoriesType0
 from .release_request import ReleaseRequest
 from .replacement import Replacement
+from .reservation import Reservation
+from .reservation_devices import ReservationDevices
 from .schedule_accepted import ScheduleAccepted
 from .schedule_body import ScheduleBody
 from .scheduled_host import ScheduledHost
@@ -62,6 +64,11 @@ from .topology_info_domains import TopologyInfoDomains
 from .topology_spread_constraint import TopologySpreadConstraint
 from .topology_spread_constraint_when_unsatisfiable import TopologySpreadConstraintWhenUnsatisfiable
 from .vm_facts import VmFacts
+from .warm_info import WarmInfo
+from .warm_pool_list import WarmPoolList
+from .warm_pool_view import WarmPoolView
+from .warm_spare import WarmSpare
+from .warm_spare_phase import WarmSparePhase
 
 __all__ = (
     "ActivityTimeouts",
@@ -105,6 +112,8 @@ __all__ = (
     "ProblemInventoriesType0",
     "ReleaseRequest",
     "Replacement",
+    "Reservation",
+    "ReservationDevices",
     "ScheduleAccepted",
     "ScheduleBody",
     "ScheduledHost",
@@ -126,4 +135,9 @@ __all__ = (
     "TopologySpreadConstraint",
     "TopologySpreadConstraintWhenUnsatisfiable",
     "VmFacts",
+    "WarmInfo",
+    "WarmPoolList",
+    "WarmPoolView",
+    "WarmSpare",
+    "WarmSparePhase",
 )

@@ -72,6 +72,7 @@ class PrepareBody:
             capacity_deadline_seconds (int | Unset):  Default: 1800.
             priority (int | Unset):  Default: 0.
             timeouts (ActivityTimeouts | Unset):
+            warm_pool (None | str | Unset):
             count (int | Unset): How many spares; more than one form a group (`anti_affinity_group`, default the request_id,
                 scope host) that anti-affinity and `topology_spread` count Default: 1.
             partial (bool | Unset): With `count` > 1: false (default) reserves all N spares together or none (409
@@ -115,6 +116,7 @@ class PrepareBody:
     capacity_deadline_seconds: int | Unset = 1800
     priority: int | Unset = 0
     timeouts: ActivityTimeouts | Unset = UNSET
+    warm_pool: None | str | Unset = UNSET
     count: int | Unset = 1
     partial: bool | Unset = False
 
@@ -282,6 +284,12 @@ class PrepareBody:
         if not isinstance(self.timeouts, Unset):
             timeouts = self.timeouts.to_dict()
 
+        warm_pool: None | str | Unset
+        if isinstance(self.warm_pool, Unset):
+            warm_pool = UNSET
+        else:
+            warm_pool = self.warm_pool
+
         count = self.count
 
         partial = self.partial
@@ -359,6 +367,8 @@ class PrepareBody:
             field_dict["priority"] = priority
         if timeouts is not UNSET:
             field_dict["timeouts"] = timeouts
+        if warm_pool is not UNSET:
+            field_dict["warm_pool"] = warm_pool
         if count is not UNSET:
             field_dict["count"] = count
         if partial is not UNSET:
@@ -630,6 +640,16 @@ class PrepareBody:
 
 
 
+        def _parse_warm_pool(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        warm_pool = _parse_warm_pool(d.pop("warm_pool", UNSET))
+
+
         count = d.pop("count", UNSET)
 
         partial = d.pop("partial", UNSET)
@@ -671,6 +691,7 @@ class PrepareBody:
             capacity_deadline_seconds=capacity_deadline_seconds,
             priority=priority,
             timeouts=timeouts,
+            warm_pool=warm_pool,
             count=count,
             partial=partial,
         )
