@@ -36,6 +36,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.ledger import free_group, reserve_group
 from activities.spare_ids import SPARE_ID_USED
+from activities.vm_templates import SiteTemplates
+from activities.warm_pools import matching_pools
 from contracts.common import CLUSTER
 from contracts.ledger import GroupMember, ReserveGroupInput
 from contracts.spare import (
@@ -49,6 +51,7 @@ from contracts.spare import (
     SpareStatus,
     start_search_attributes,
 )
+from contracts.warm import WarmCandidatesInput, WarmInfo
 from runtime.settings import Settings
 
 from .errors import (
@@ -74,6 +77,10 @@ STATUS_RETRY_SECONDS = 0.1
 # How long `release` waits for the update's answer before reporting the status as it stands.
 RELEASE_ANSWER_WAIT_SECONDS = 20.0
 MAX_COUNT = 20
+# A request a warm pool could serve: how long the answer waits to say whether it did (a claim
+# takes well under a second; a miss goes on to the ledger).
+WARM_ANSWER_WAIT_SECONDS = 5.0
+WARM_ANSWER_POLL_SECONDS = 0.02
 
 
 class PrepareAccepted(BaseModel):
@@ -81,6 +88,10 @@ class PrepareAccepted(BaseModel):
     workflow_id: str
     ui_url: str
     spares: list[str] = Field(default_factory=list, description="Every spare of the request")
+    warm: WarmInfo | None = Field(
+        default=None,
+        description="Set when the spare took a warm pool's Ready spare: it is Ready already",
+    )
 
 
 class PrepareBody(SpareRequest):
@@ -165,6 +176,12 @@ def check_names(settings: Settings, request: SpareRequest) -> None:
                 f"unknown receiver '{name}' (configured: {known})",
                 Code.UNKNOWN_RECEIVER,
             )
+    if request.warm_pool is not None:
+        raise InvalidInput(
+            "warm_pool",
+            "set by virtflow on a warm pool's own spares; a request takes a warm spare by "
+            "matching its pool's cluster, shape, pool and template",
+        )
     if request.template is not None and request.template not in settings.vm_templates:
         known = ", ".join(sorted(settings.vm_templates)) or "none"
         raise InvalidInput(
@@ -204,7 +221,36 @@ async def check_request(settings: Settings, request: SpareRequest) -> None:
 async def start_spare(client: Client, settings: Settings, request: SpareRequest) -> PrepareAccepted:
     """Start PrepareSpare, or find the one this request already started (same id, same body)."""
     await check_request(settings, request)
-    return await _start_one(client, settings, request, request_hash(request))
+    accepted = await _start_one(client, settings, request, request_hash(request))
+    if _warm_pool_could_serve(settings, request):
+        accepted.warm = await _warm_answer(client, request.spare_id)
+    return accepted
+
+
+def _warm_pool_could_serve(settings: Settings, request: SpareRequest) -> bool:
+    candidates = WarmCandidatesInput(
+        request=request.vm_request(request.spare_id),
+        cluster=request.cluster,
+        inventory=request.inventory,
+        template=request.template,
+    )
+    templates = SiteTemplates(settings.vm_templates, settings.pool_templates)
+    return bool(matching_pools(settings.warm_pools, candidates, templates))
+
+
+async def _warm_answer(client: Client, spare_id: str) -> WarmInfo | None:
+    """Whether the spare took a warm spare, once its claim is answered: Ready on a hit, on to
+    the VM's creation on a miss (bounded: the answer never waits for a cold spare)."""
+    handle = client.get_workflow_handle(spare_id)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WARM_ANSWER_WAIT_SECONDS
+    while loop.time() < deadline:
+        with contextlib.suppress(TemporalUnavailable):
+            status = await _query_status(handle, spare_id)
+            if status.phase not in (Phase.VALIDATING, Phase.RESERVING):
+                return status.warm
+        await asyncio.sleep(WARM_ANSWER_POLL_SECONDS)
+    return None
 
 
 async def start_spares(client: Client, settings: Settings, body: PrepareBody) -> PrepareAccepted:

@@ -33,6 +33,7 @@ from activities.reconcile import ReconcileActivities
 from activities.spare_ids import SpareIdActivities
 from activities.vm_join import Joiner, cluster_endpoint
 from activities.vm_templates import SiteTemplates
+from activities.warm_pools import WarmActivities
 from placement.policy import load_policy
 from runtime.settings import Settings
 from runtime.telemetry import process_runtime
@@ -41,15 +42,16 @@ from workflows.prepare_spare import PrepareSpare
 from workflows.reconcile_spares import ReconcileSpares
 from workflows.release_spare import ReleaseSpare
 from workflows.schedule_host import ScheduleHost
+from workflows.warm_pool import WarmPool
 
 from .activity_metrics import ActivityMetrics
 from .health import WorkerHealth, WorkerState, serving_health
 from .input_arity import InputArityCheck
-from .schedules import apply_reconcile_schedule
+from .schedules import apply_reconcile_schedule, apply_warm_pools
 from .spare_census import census_loop
 from .versioning import deployment_config
 
-WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares]
+WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares, WarmPool]
 
 
 def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
@@ -130,11 +132,25 @@ def build_activities(
     hosts = HostActivities(inventories)
     reconcile = ReconcileActivities(client, inventories)
     spare_ids = SpareIdActivities(client)
+    warm = WarmActivities(
+        client,
+        settings.warm_pools,
+        SiteTemplates(settings.vm_templates, settings.pool_templates),
+        placement,
+        kube,
+    )
     return [
         spare_ids.earlier_run,
         placement.place_vms,
         ledger.reserve_capacity,
         ledger.free_capacity,
+        ledger.transfer_capacity,
+        warm.warm_candidates,
+        warm.claim_warm_spare,
+        warm.fit_warm_hosts,
+        warm.hand_over_spare,
+        warm.mark_warm_node,
+        warm.claim_warm_node,
         provisioning.create_vm,
         provisioning.destroy_vm,
         provisioning.describe_vm,
@@ -227,6 +243,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event) ->
     health = WorkerHealth(client)
     async with serving_health(health, settings.metrics_host, settings.health_port):
         await apply_reconcile_schedule(client, settings)
+        await apply_warm_pools(client, settings)
         census = None
         if settings.metrics_port is not None:
             meter = process_runtime(settings).metric_meter
