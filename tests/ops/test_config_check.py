@@ -149,7 +149,9 @@ def test_a_nested_secret_file_fills_one_key_of_a_receiver(
     assert receiver.secrets == [SecretStr(whsec)]
 
 
-JOINING: dict[str, object] = {"vm_templates": {"default": {"user_data": "token: {{ join_token }}\n"}}}
+JOINING: dict[str, object] = {
+    "vm_templates": {"default": {"user_data": "token: {{ join_token }}\n"}}
+}
 
 
 def test_in_a_pod_the_join_needs_its_own_api_server_and_check_says_so(
