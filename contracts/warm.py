@@ -217,6 +217,20 @@ class FitWarmResult(BaseModel):
     already_reserved: bool = False
 
 
+class GiveWayInput(BaseModel):
+    """Which warm spares to take back so that `request` fits: `warm` oldest first."""
+
+    inventory: str
+    request: VmRequest
+    reservations: list[Reservation]
+    warm: list[Reservation]
+
+
+class GiveWayResult(BaseModel):
+    take_back: list[str] = Field(default_factory=list, description="Warm spare ids; none: no use")
+    host: str | None = None
+
+
 class WarmNodeInput(BaseModel):
     """Mark a Node warm (label and taint), or take the mark off and give it its spare's labels."""
 
