@@ -1,7 +1,8 @@
 """The orphan sweep's look at the world: spare VMs and Nodes whose spare workflow is gone.
 
 A spare's VM and Node are named after its PrepareSpare workflow id (`spare-...`), so "is
-anyone looking after this VM?" is one describe call. The VMs come from the inventories (the
+anyone looking after this VM?" is one describe call (two for a warm spare that was handed
+over: the spare that claimed it looks after it). The VMs come from the inventories (the
 provisioner's own view: the same snapshot placement reads), the Nodes from the Kubernetes
 activity `list_spare_nodes`, passed in by the workflow.
 """
@@ -17,7 +18,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.inventory import InventorySource
-from contracts.spare import SPARE_ID_PREFIX
+from contracts.spare import SPARE_ID_PREFIX, SpareResult
 
 _DESCRIBE_CONCURRENCY = 16
 
@@ -81,10 +82,16 @@ class ReconcileActivities:
         return FindOrphansResult(vms_seen=len(vms), nodes_seen=len(nodes), orphans=orphans)
 
     async def _running(self, workflow_id: str) -> bool:
+        handle = self.client.get_workflow_handle(workflow_id, result_type=SpareResult)
         try:
-            description = await self.client.get_workflow_handle(workflow_id).describe()
+            description = await handle.describe()
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
                 return False
             raise  # the engine is unreachable: the activity's retry policy decides
+        if description.status == WorkflowExecutionStatus.COMPLETED:
+            # A warm spare handed over: its VM and Node are the claiming spare's now.
+            result = await handle.result()
+            if result.handed_to is not None:
+                return await self._running(result.handed_to)
         return description.status == WorkflowExecutionStatus.RUNNING

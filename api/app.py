@@ -28,6 +28,7 @@ from .spare import router as spare_router
 from .spare_list import router as list_router
 from .temporal_client import ClientFactory, ClientProvider, connect_factory
 from .versions import legacy_aliases
+from .warm_pools import router as warm_router
 
 log = logging.getLogger(__name__)
 API_VERSION = "1.0.0"
@@ -57,6 +58,7 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
     app.include_router(spare_router)
     app.include_router(list_router)
     app.include_router(compat_router)
+    app.include_router(warm_router)
 
     @app.get("/healthz", tags=["health"], operation_id="healthz", summary="The process is up")
     async def healthz() -> dict[str, str]:

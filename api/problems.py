@@ -33,6 +33,7 @@ PROBLEMS: dict[Code, tuple[int, str]] = {
     Code.NOT_FOUND: (404, "No such resource"),
     Code.SPARE_NOT_FOUND: (404, "No such spare"),
     Code.TASK_NOT_FOUND: (404, "No such scheduling task"),
+    Code.WARM_POOL_NOT_FOUND: (404, "No such warm pool"),
     Code.METHOD_NOT_ALLOWED: (405, "Method not allowed"),
     Code.REQUEST_CONFLICT: (409, "The request_id is taken by a different request"),
     Code.SPARE_NOT_READY: (409, "The spare is not Ready yet"),

@@ -53,6 +53,8 @@ class Run:
     latencies: list[float] = field(default_factory=list)
     failed: int = 0
     ids: list[str] = field(default_factory=list)
+    # Through the API: when each POST left and its answer came back.
+    posts: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def per_second(self) -> float:
@@ -156,6 +158,7 @@ async def spares_via_api(stack: BenchStack, count: int) -> Run:
         req = spare_request(cluster, i)
         sent_at[req.spare_id] = time.time()
         await prepare(stack, req)
+        run.posts[req.spare_id] = (sent_at[req.spare_id], time.time())
         handle = stack.client.get_workflow_handle(req.spare_id)
         await handle.signal(RELEASE_SIGNAL, ReleaseRequest(reason="benchmark"))
         return await _finish(stack, req.spare_id)

@@ -27,6 +27,7 @@ from activities.notify import ReceiverConfig
 from activities.vm_templates import SiteTemplates, VmTemplate
 from contracts.common import TASK_QUEUE
 from contracts.drain import DrainPolicy
+from contracts.warm import WarmPoolSpec
 from playbooks import PLAYBOOK_DIR
 
 from .encryption import parse_key
@@ -175,6 +176,11 @@ class Settings(BaseSettings):
     gitlab_poll_seconds: float = Field(default=5.0, gt=0)
     """How often a running pipeline's status is read."""
 
+    warm_pools: list[WarmPoolSpec] = Field(default_factory=list)
+    """Spares kept Ready ahead of demand (`VIRTFLOW_WARM_POOLS` as JSON): each `{name, cluster,
+    cpu, memory_mb, gpu, inventory, pool, template, size, max_age_seconds}`. A request of that
+    cluster, inventory, shape, pool and template that a warm spare's host satisfies takes the
+    warm spare at once. Each holds its capacity while idle; `size: 0` drains a pool."""
     receivers: dict[str, ReceiverConfig] = Field(default_factory=dict)
     """Webhook receivers by name; a request may only pick among these, never give a URL."""
     receiver_secrets: list[SecretStr] = Field(default_factory=list)
@@ -280,6 +286,26 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _templates(self) -> Settings:
         SiteTemplates(self.vm_templates, self.pool_templates)  # raises on a broken one
+        return self
+
+    @model_validator(mode="after")
+    def _warm_pools(self) -> Settings:
+        names = [p.name for p in self.warm_pools]
+        for name in sorted({n for n in names if names.count(n) > 1}):
+            raise ValueError(f"warm_pools: two pools are named '{name}'")
+        for spec in self.warm_pools:
+            if spec.inventory not in self.inventories:
+                known = ", ".join(sorted(self.inventories)) or "none"
+                raise ValueError(
+                    f"warm_pools.{spec.name}.inventory: unknown inventory '{spec.inventory}' "
+                    f"(configured: {known})"
+                )
+            if spec.template is not None and spec.template not in self.vm_templates:
+                known = ", ".join(sorted(self.vm_templates)) or "none"
+                raise ValueError(
+                    f"warm_pools.{spec.name}.template: unknown VM template '{spec.template}' "
+                    f"(configured: {known})"
+                )
         return self
 
     @property

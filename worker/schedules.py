@@ -1,12 +1,14 @@
-"""The Temporal Schedules virtflow owns, created or brought up to date idempotently.
+"""The long-lived things virtflow owns in Temporal, created or brought up to date idempotently:
+the orphan sweep's Schedule and the warm pools' workflows.
 
-`run_worker` applies them at start, so every worker start converges the schedule on its
-settings (several workers agree: same id, same spec). Today there is one: the orphan sweep.
+`run_worker` applies them at start, so every worker start converges them on its settings
+(several workers agree: same ids, same specs).
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from temporalio.client import (
     Client,
@@ -19,9 +21,18 @@ from temporalio.client import (
     ScheduleSpec,
     ScheduleUpdate,
     ScheduleUpdateInput,
+    WithStartWorkflowOperation,
 )
+from temporalio.common import WorkflowIDConflictPolicy
 
 from contracts.reconcile import RECONCILE_SCHEDULE_ID, RECONCILE_SPARES, ReconcileInput
+from contracts.warm import (
+    CONFIGURE_UPDATE,
+    WARM_POOL,
+    WarmPoolState,
+    WarmPoolView,
+    warm_pool_workflow_id,
+)
 from runtime.settings import Settings
 
 
@@ -57,3 +68,25 @@ async def apply_reconcile_schedule(
             return ScheduleUpdate(schedule=schedule)
 
         await client.get_schedule_handle(RECONCILE_SCHEDULE_ID).update(replace)
+
+
+async def apply_warm_pools(
+    client: Client, settings: Settings, task_queue: str | None = None
+) -> list[WarmPoolView]:
+    """Start each configured warm pool's workflow, or hand the running one its definition
+    (a changed size or template takes effect at once; `size: 0` drains it)."""
+    views = []
+    for spec in settings.warm_pools:
+        start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
+            WARM_POOL,
+            WarmPoolState(spec=spec),
+            id=warm_pool_workflow_id(spec.name),
+            task_queue=task_queue or settings.task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            static_summary=f"Warm pool {spec.name}: {spec.size} spares of cluster {spec.cluster}",
+        )
+        view: WarmPoolView = await client.execute_update_with_start_workflow(
+            CONFIGURE_UPDATE, spec, start_workflow_operation=start, result_type=WarmPoolView
+        )
+        views.append(view)
+    return views

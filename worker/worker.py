@@ -7,15 +7,17 @@ settings; workflows never see configuration, so history never holds a secret.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.runtime import Runtime
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities import metrics
 from activities.event_bus import EventBusActivities
 from activities.gitlab_provisioner import GitLabProvisioner
 from activities.hosts import HostActivities
@@ -31,6 +33,7 @@ from activities.reconcile import ReconcileActivities
 from activities.spare_ids import SpareIdActivities
 from activities.vm_join import Joiner, cluster_endpoint
 from activities.vm_templates import SiteTemplates
+from activities.warm_pools import WarmActivities
 from placement.policy import load_policy
 from runtime.settings import Settings
 from runtime.telemetry import process_runtime
@@ -39,15 +42,16 @@ from workflows.prepare_spare import PrepareSpare
 from workflows.reconcile_spares import ReconcileSpares
 from workflows.release_spare import ReleaseSpare
 from workflows.schedule_host import ScheduleHost
+from workflows.warm_pool import WarmPool
 
 from .activity_metrics import ActivityMetrics
 from .health import WorkerHealth, WorkerState, serving_health
 from .input_arity import InputArityCheck
-from .schedules import apply_reconcile_schedule
+from .schedules import apply_reconcile_schedule, apply_warm_pools
 from .spare_census import census_loop
 from .versioning import deployment_config
 
-WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares]
+WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares, WarmPool]
 
 
 def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
@@ -83,9 +87,13 @@ def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
 
 
 def build_activities(
-    settings: Settings, client: Client, http: HttpClient
+    settings: Settings,
+    client: Client,
+    http: HttpClient,
+    closers: list[Callable[[], Awaitable[None]]] | None = None,
 ) -> list[Callable[..., Any]]:
-    """The activity callables, each bound to the dependencies it needs."""
+    """The activity callables, each bound to the dependencies it needs; what must be closed
+    once the worker has stopped is added to `closers`."""
     inventories = {
         name: inventory_source(spec, http) for name, spec in settings.inventories.items()
     }
@@ -94,6 +102,9 @@ def build_activities(
         policy=load_policy(settings.policy_path) if settings.policy_path else None,
     )
     kube = KubernetesActivities(settings.kubeconfig, drain_policy=settings.drain_policy)
+    if closers is not None:
+        # Its shared Node watch and pooled connections end with the worker.
+        closers.append(kube.close)
     joiner = None
     if settings.vm_templates:
         # Spares join from the site's templates: a bootstrap token per spare, the Node adopted.
@@ -112,11 +123,25 @@ def build_activities(
     hosts = HostActivities(inventories)
     reconcile = ReconcileActivities(client, inventories)
     spare_ids = SpareIdActivities(client)
+    warm = WarmActivities(
+        client,
+        settings.warm_pools,
+        SiteTemplates(settings.vm_templates, settings.pool_templates),
+        placement,
+        kube,
+    )
     return [
         spare_ids.earlier_run,
         placement.place_vms,
         ledger.reserve_capacity,
         ledger.free_capacity,
+        ledger.transfer_capacity,
+        warm.warm_candidates,
+        warm.claim_warm_spare,
+        warm.fit_warm_hosts,
+        warm.hand_over_spare,
+        warm.mark_warm_node,
+        warm.claim_warm_node,
         provisioning.create_vm,
         provisioning.destroy_vm,
         provisioning.describe_vm,
@@ -161,12 +186,13 @@ def build_worker(
     task_queue: str | None = None,
     extra_workflows: Sequence[type] = (),
     extra_activities: Sequence[Callable[..., Any]] = (),
+    closers: list[Callable[[], Awaitable[None]]] | None = None,
 ) -> Worker:
     return Worker(
         client,
         task_queue=task_queue or settings.task_queue,
         workflows=[*WORKFLOWS, *extra_workflows],
-        activities=[*build_activities(settings, client, http), *extra_activities],
+        activities=[*build_activities(settings, client, http, closers), *extra_activities],
         interceptors=[ActivityMetrics(), InputArityCheck()],
         workflow_runner=workflow_runner(),
         max_concurrent_activities=settings.max_concurrent_activities,
@@ -186,13 +212,19 @@ async def running_worker(
     extra_activities: Sequence[Callable[..., Any]] = (),
 ) -> AsyncIterator[Worker]:
     """The worker polls while the block runs and finishes its in-flight tasks on the way out;
-    then the activities' HTTP connections close."""
+    then the activities' HTTP and Kubernetes connections close."""
     http = HttpClient()
+    metrics.declare((client.service_client.config.runtime or Runtime.default()).metric_meter)
+    closers: list[Callable[[], Awaitable[None]]] = []
     try:
-        worker = build_worker(settings, client, http, task_queue, extra_workflows, extra_activities)
+        worker = build_worker(
+            settings, client, http, task_queue, extra_workflows, extra_activities, closers
+        )
         async with worker:
             yield worker
     finally:
+        for close in closers:
+            await close()
         await http.aclose()
 
 
@@ -202,6 +234,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event) ->
     health = WorkerHealth(client)
     async with serving_health(health, settings.metrics_host, settings.health_port):
         await apply_reconcile_schedule(client, settings)
+        await apply_warm_pools(client, settings)
         census = None
         if settings.metrics_port is not None:
             meter = process_runtime(settings).metric_meter

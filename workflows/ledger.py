@@ -41,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
         ReserveResult,
         Waiter,
     )
+    from contracts.warm import TRANSFER_UPDATE, TransferInput, TransferResult
     from placement.models import VmRequest
 
 
@@ -239,6 +240,27 @@ class InventoryLedger:
             workflow.set_current_details(self._details())
             return FreeResult(freed=freed)
 
+    @workflow.update(name=TRANSFER_UPDATE)
+    async def transfer(self, inp: TransferInput) -> TransferResult:
+        """A claimed warm spare's room becomes the claiming spare's: the same VM on the same
+        host, kept under the new spare's id, so nothing is freed or placed in between."""
+        async with self._lock:
+            moved = self._state.reservations.pop(inp.from_spare_id, None)
+            if moved is not None:
+                self._state.reservations[inp.to_spare_id] = moved.model_copy(
+                    update={
+                        "spare_id": inp.to_spare_id,
+                        "anti_affinity_group": inp.anti_affinity_group,
+                    }
+                )
+                workflow.set_current_details(self._details())
+            # A repeat finds the reservation moved already.
+            return TransferResult(reservation=self._state.reservations.get(inp.to_spare_id))
+
+    @transfer.validator
+    def validate_transfer(self, inp: TransferInput) -> None:
+        self._check_inventory(inp.inventory)
+
     def _enqueue(self, inp: ReserveInput) -> None:
         self._state.seq += 1
         self._state.waiters.append(
@@ -287,9 +309,9 @@ class InventoryLedger:
 
     def _details(self) -> str:
         # Called after every change of the reservations, so the gauge follows them too.
-        metrics.ledger_reservations(
-            workflow.metric_meter(), self._state.inventory, len(self._state.reservations)
-        )
+        meter, inventory = workflow.metric_meter(), self._state.inventory
+        metrics.ledger_reservations(meter, inventory, len(self._state.reservations))
+        metrics.ledger_waiters(meter, inventory, len(self._state.waiters))
         lines = [
             f"**Inventory** {self._state.inventory}: {len(self._state.reservations)} reserved, "
             f"{len(self._state.waiters)} waiting"

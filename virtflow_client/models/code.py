@@ -26,6 +26,7 @@ class Code(StrEnum):
     UNKNOWN_POOL = "unknown_pool"
     UNKNOWN_RECEIVER = "unknown_receiver"
     UNKNOWN_TEMPLATE = "unknown_template"
+    WARM_POOL_NOT_FOUND = "warm_pool_not_found"
 
     def __str__(self) -> str:
         return str(self.value)
