@@ -33,6 +33,7 @@ from .placed_topology_domains import PlacedTopologyDomains
 from .preferred_term import PreferredTerm
 from .prepare_accepted import PrepareAccepted
 from .prepare_body import PrepareBody
+from .prepare_body_annotations import PrepareBodyAnnotations
 from .prepare_body_devices import PrepareBodyDevices
 from .prepare_body_node_selector import PrepareBodyNodeSelector
 from .prepare_body_on_unhealthy import PrepareBodyOnUnhealthy
@@ -103,6 +104,7 @@ __all__ = (
     "PreferredTerm",
     "PrepareAccepted",
     "PrepareBody",
+    "PrepareBodyAnnotations",
     "PrepareBodyDevices",
     "PrepareBodyNodeSelector",
     "PrepareBodyOnUnhealthy",
