@@ -46,6 +46,7 @@ def activities(pve: PveCluster, tmp_path: Path, **extravars: str) -> Provisionin
         provider="proxmox",
         extravars=pve.extravars(**extravars),
         artifacts_root=tmp_path / "ansible",
+        inventory=pve.ansible_inventory,
     )
     return ProvisioningActivities(provisioner)
 
