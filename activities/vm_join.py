@@ -20,10 +20,11 @@ from lightkube import AsyncClient, KubeConfig
 from lightkube.resources.core_v1 import Node
 from lightkube.types import PatchType
 from pydantic import BaseModel
+from temporalio.exceptions import ApplicationError
 
 from contracts.vm import VmSpec
 
-from .bootstrap_tokens import create_token, delete_tokens
+from .bootstrap_tokens import TokenTaken, create_token, delete_token
 from .kubernetes import NodeAdoption
 from .vm_templates import SiteTemplates, render_user_data
 
@@ -72,9 +73,13 @@ class Joiner:
         if text is not None:
             endpoint = self._endpoint()
             server = template.api_server or endpoint.server
-            token = await create_token(
-                self._kube(), spec.name, timedelta(seconds=template.token_ttl_seconds)
-            )
+            try:
+                token = await create_token(
+                    self._kube(), spec.name, timedelta(seconds=template.token_ttl_seconds)
+                )
+            except TokenTaken as err:
+                # The name stays taken while the other spare lives: retrying would not help.
+                raise ApplicationError(str(err), type="TokenTaken", non_retryable=True) from None
             update["user_data"] = render_user_data(
                 name,
                 text,
@@ -96,10 +101,10 @@ class Joiner:
         template_labels = chosen[1].labels if chosen else {}
         taints = [t.model_dump() for t in chosen[1].taints] if chosen else []
         await adopt_node(self._kube(), node_name, {**template_labels, **adoption.labels}, taints)
-        await delete_tokens(self._kube(), node_name)
+        await delete_token(self._kube(), node_name)
 
     async def forget(self, node_name: str) -> None:
-        await delete_tokens(self._kube(), node_name)
+        await delete_token(self._kube(), node_name)
 
 
 async def adopt_node(

@@ -7,6 +7,7 @@ The defaults run the embedded lab, so `virtflow dev` needs no configuration at a
 
 from __future__ import annotations
 
+import base64
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -173,6 +174,10 @@ class Settings(BaseSettings):
     """Pipeline trigger token of that project (required with provisioner `gitlab`)."""
     gitlab_api_token: SecretStr | None = None
     """API token (`read_api` + pipeline cancel) to follow pipelines and read `vm.json`."""
+    gitlab_user_data_key: SecretStr | None = None
+    """Fernet key sealing the user data (it holds the join token) for the VM pipeline; the
+    project's runners hold the same key (docs/GITLAB.md). Required with provisioner `gitlab`
+    when a VM template has user data."""
     gitlab_poll_seconds: float = Field(default=5.0, gt=0)
     """How often a running pipeline's status is read."""
 
@@ -274,6 +279,21 @@ class Settings(BaseSettings):
         if token is not None:
             _reject_placeholder(token.get_secret_value(), "a GitLab token")
         return token
+
+    @field_validator("gitlab_user_data_key")
+    @classmethod
+    def _fernet_key(cls, key: SecretStr | None) -> SecretStr | None:
+        if key is not None:
+            try:
+                if len(base64.urlsafe_b64decode(key.get_secret_value().encode())) != 32:
+                    raise ValueError
+            except ValueError:
+                raise ValueError(
+                    "gitlab_user_data_key must be a Fernet key (32 bytes, url-safe base64): "
+                    "make one with `python3 -c 'from cryptography.fernet import Fernet; "
+                    "print(Fernet.generate_key().decode())'`"
+                ) from None
+        return key
 
     @model_validator(mode="after")
     def _client_cert_and_key(self) -> Settings:
