@@ -47,6 +47,18 @@ def cluster_endpoint(kubeconfig: Path | None) -> ClusterEndpoint:
     return ClusterEndpoint(server=cluster.server, ca_data=ca)
 
 
+def join_endpoint(
+    server: str | None, ca_file: Path | None, kubeconfig: Path | None
+) -> ClusterEndpoint:
+    """What a guest's join is told: the advertised server and its CA (settings
+    `join_api_server`, `join_api_server_ca`), each falling back to the worker's own."""
+    ca = base64.b64encode(ca_file.read_bytes()).decode() if ca_file else None
+    if server is not None and ca is not None:
+        return ClusterEndpoint(server=server, ca_data=ca)
+    own = cluster_endpoint(kubeconfig)
+    return ClusterEndpoint(server=server or own.server, ca_data=own.ca_data if ca is None else ca)
+
+
 class Joiner:
     def __init__(
         self,

@@ -27,7 +27,7 @@ from activities.bootstrap_tokens import (
     token_secret,
 )
 from activities.kubernetes import NodeAdoption
-from activities.vm_join import ClusterEndpoint, Joiner
+from activities.vm_join import ClusterEndpoint, Joiner, cluster_endpoint, join_endpoint
 from activities.vm_templates import SiteTemplates, VmTemplate
 from contracts.vm import VmSpec
 from lab.kube_testing import KubeLab, kube_lab
@@ -209,6 +209,23 @@ async def test_a_token_name_another_spare_holds_is_neither_replaced_nor_deleted(
     assert not await delete_token(kube, "spare-lab-r1")
     (stored,) = lab.api.store.list("secrets", NAMESPACE)
     assert stored["metadata"]["labels"]["virtflow.io/spare-id"] == "spare-lab-x"
+
+
+async def test_the_join_is_told_the_advertised_api_server_and_its_ca(
+    lab: KubeLab, tmp_path: Path
+) -> None:
+    ca = tmp_path / "advertised-ca.pem"
+    ca.write_bytes(b"-----BEGIN CERTIFICATE-----\nadvertised\n")
+    own = cluster_endpoint(lab.kubeconfig)
+    advertised = "https://cp.example:6443"
+    assert join_endpoint(advertised, ca, lab.kubeconfig) == ClusterEndpoint(
+        server=advertised, ca_data=base64.b64encode(ca.read_bytes()).decode()
+    )
+    # Each part falls back to the worker's own: the same API server and CA it talks to.
+    assert join_endpoint(advertised, None, lab.kubeconfig) == ClusterEndpoint(
+        server=advertised, ca_data=own.ca_data
+    )
+    assert join_endpoint(None, None, lab.kubeconfig) == own
 
 
 # --- the lab API's side ------------------------------------------------------------------
