@@ -267,6 +267,7 @@ async def lab_stack(
                 "gitlab_url": lab.gitlab.url,
                 "gitlab_trigger_token": SecretStr(lab.gitlab.trigger_token),
                 "gitlab_api_token": SecretStr(lab.gitlab.api_token),
+                "gitlab_user_data_key": SecretStr(lab.gitlab.user_data_key),
             }
         )
 

@@ -31,7 +31,7 @@ from activities.placement import PlacementActivities
 from activities.provisioning import AnsibleProvisioner, Provisioner, ProvisioningActivities
 from activities.reconcile import ReconcileActivities
 from activities.spare_ids import SpareIdActivities
-from activities.vm_join import Joiner, cluster_endpoint
+from activities.vm_join import Joiner, join_endpoint
 from activities.vm_templates import SiteTemplates
 from activities.warm_pools import WarmActivities
 from placement.policy import load_policy
@@ -63,6 +63,14 @@ def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
                 "provisioner gitlab needs gitlab_trigger_token and gitlab_api_token "
                 "(VIRTFLOW_GITLAB_TRIGGER_TOKEN, VIRTFLOW_GITLAB_API_TOKEN)"
             )
+        with_user_data = [n for n, t in settings.vm_templates.items() if t.user_data_text()]
+        if with_user_data and settings.gitlab_user_data_key is None:
+            # Their join tokens are sealed for the runners, never sent to GitLab in the clear.
+            raise ValueError(
+                f"provisioner gitlab with user data (vm_templates {', '.join(with_user_data)}) "
+                "needs gitlab_user_data_key (VIRTFLOW_GITLAB_USER_DATA_KEY), the Fernet key "
+                "the project's runners hold too: docs/GITLAB.md"
+            )
         return GitLabProvisioner(
             url=settings.gitlab_url,
             project=settings.gitlab_project,
@@ -70,6 +78,7 @@ def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
             trigger_token=settings.gitlab_trigger_token,
             api_token=settings.gitlab_api_token,
             poll_seconds=settings.gitlab_poll_seconds,
+            user_data_key=settings.gitlab_user_data_key,
         )
     if settings.ansible_inventory is not None and not settings.ansible_inventory.exists():
         # Ansible would warn and go on without it, reaching the hosts the wrong way.
@@ -112,7 +121,9 @@ def build_activities(
         joiner = Joiner(
             SiteTemplates(settings.vm_templates, settings.pool_templates),
             kube=kube.client,
-            endpoint=lambda: cluster_endpoint(kubeconfig),
+            endpoint=lambda: join_endpoint(
+                settings.join_api_server, settings.join_api_server_ca, kubeconfig
+            ),
         )
         kube.adopter = joiner
     provisioning = ProvisioningActivities(build_provisioner(settings, http), joiner)
