@@ -151,6 +151,7 @@ def build_activities(
         warm.claim_warm_spare,
         warm.fit_warm_hosts,
         warm.hand_over_spare,
+        warm.give_way,
         warm.mark_warm_node,
         warm.claim_warm_node,
         provisioning.create_vm,
