@@ -61,6 +61,7 @@ from virtflow_client.types import UNSET, Unset
 
 from .config import config_app
 from .spare_api import ApiProblem, answer, api_client
+from .warm import warm_app
 
 app = typer.Typer(
     name="virtflow",
@@ -69,6 +70,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(config_app, name="config")
+app.add_typer(warm_app, name="warm")
 console = Console()
 err_console = Console(stderr=True)
 log = logging.getLogger("virtflow")

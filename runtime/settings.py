@@ -41,6 +41,8 @@ CONFIG_ENV = "VIRTFLOW_CONFIG"
 # /run/secrets/virtflow_receivers__upgradectrl__secrets.
 SECRETS_DIR_ENV = "VIRTFLOW_SECRETS_DIR"
 DEFAULT_SECRETS_DIR = Path("/run/secrets")
+# Set by the kubelet in every container: the worker then runs in a Pod.
+IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 Role = Literal["operator", "upgrade-controller"]
@@ -131,6 +133,15 @@ class Settings(BaseSettings):
     """Kubeconfig of the cluster the spares join; unset means the in-cluster service account
     when running in a Pod, else the file named by `KUBECONFIG` (then `~/.kube/config`).
     `virtflow dev` and `demo` point it at the lab's."""
+    join_api_server: str | None = None
+    """The Kubernetes API server as the spares' VMs reach it (`https://host:port`), rendered
+    into their join by the VM templates; unset: the server of the worker's own kubeconfig. It
+    must be set when the worker runs in a Pod on its service account and a template renders a
+    join: the Service address the worker uses is seldom reachable from a VM. A template's own
+    `api_server` wins over it."""
+    join_api_server_ca: FilePath | None = None
+    """PEM file of the CA that signs `join_api_server`'s certificate, rendered into the join
+    beside it; unset: the CA of the worker's kubeconfig or service account."""
     drain_policy: DrainPolicy = DrainPolicy.FAIL
     """A release's drain that cannot finish in time: fail (stop, keep the VM cordoned, report
     spare.failed), force (delete the remaining pods past their budgets) or leave (keep the VM
@@ -318,6 +329,29 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _templates(self) -> Settings:
         SiteTemplates(self.vm_templates, self.pool_templates)  # raises on a broken one
+        return self
+
+    @model_validator(mode="after")
+    def _join_api_server(self) -> Settings:
+        # In a Pod without a kubeconfig the worker talks to the API server's Service address,
+        # which a VM outside the cluster network may not reach: the join needs its own.
+        in_cluster = self.kubeconfig is None and bool(os.environ.get(IN_CLUSTER_ENV))
+        joining = [
+            name
+            for name, template in self.vm_templates.items()
+            if template.api_server is None
+            and (template.user_data is not None or template.user_data_file is not None)
+        ]
+        if in_cluster and joining and self.join_api_server is None:
+            raise ValueError(
+                "join_api_server: must be set when the worker runs in a Pod on its service "
+                f"account (VM templates {', '.join(sorted(joining))} render a join): set it "
+                "(VIRTFLOW_JOIN_API_SERVER) to the API server's address as the VMs reach it, "
+                "e.g. the control plane's load balancer, not the Service address "
+                f"{os.environ.get(IN_CLUSTER_ENV)}"
+            )
+        if self.join_api_server is not None and not self.join_api_server.startswith("https://"):
+            raise ValueError(f"join_api_server: {self.join_api_server!r} is not an https:// URL")
         return self
 
     @model_validator(mode="after")

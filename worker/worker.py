@@ -31,7 +31,7 @@ from activities.placement import PlacementActivities
 from activities.provisioning import AnsibleProvisioner, Provisioner, ProvisioningActivities
 from activities.reconcile import ReconcileActivities
 from activities.spare_ids import SpareIdActivities
-from activities.vm_join import Joiner, cluster_endpoint
+from activities.vm_join import Joiner, join_endpoint
 from activities.vm_templates import SiteTemplates
 from activities.warm_pools import WarmActivities
 from placement.policy import load_policy
@@ -121,7 +121,9 @@ def build_activities(
         joiner = Joiner(
             SiteTemplates(settings.vm_templates, settings.pool_templates),
             kube=kube.client,
-            endpoint=lambda: cluster_endpoint(kubeconfig),
+            endpoint=lambda: join_endpoint(
+                settings.join_api_server, settings.join_api_server_ca, kubeconfig
+            ),
         )
         kube.adopter = joiner
     provisioning = ProvisioningActivities(build_provisioner(settings, http), joiner)
@@ -149,6 +151,7 @@ def build_activities(
         warm.claim_warm_spare,
         warm.fit_warm_hosts,
         warm.hand_over_spare,
+        warm.give_way,
         warm.mark_warm_node,
         warm.claim_warm_node,
         provisioning.create_vm,
