@@ -31,6 +31,7 @@ from temporalio.exceptions import ApplicationError
 from contracts.drain import DrainNodeInput, DrainNodeResult, DrainOutcome, DrainPolicy
 from contracts.spare import CLUSTER_LABEL, RELEASING_ANNOTATION, SPARE_LABEL
 
+from . import metrics
 from .kube_drain import drain_node
 from .kube_health import (
     NodeHealthResult,
@@ -387,6 +388,7 @@ class KubernetesActivities:
         cancelled when the hold ends."""
         result = await watch_node_health(self._hub, inp)
         if not result.healthy:
+            metrics.spare_unhealthy(activity.metric_meter())
             await self._record_event(
                 inp.node_name,
                 "SpareUnhealthy",

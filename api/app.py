@@ -7,7 +7,7 @@ never sees a 500 for "Temporal is down" or "no such spare".
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -15,6 +15,7 @@ from temporalio.service import RPCError
 
 from runtime.settings import Settings
 from runtime.telemetry import instrument_api
+from webhooks.bounded import BodyDeadline
 
 from .admission import Admission
 from .auth import ANY_ROLE, app_settings
@@ -29,15 +30,10 @@ from .spare import router as spare_router
 from .spare_list import router as list_router
 from .temporal_client import ClientFactory, ClientProvider, connect_factory
 from .versions import legacy_aliases
+from .warm_pools import router as warm_router
 
 log = logging.getLogger(__name__)
 API_VERSION = "1.0.0"
-# How the API is served (uvicorn). Idle keep-alive connections are kept 75 s, not uvicorn's
-# 5: a load balancer in front (60 s idle timeout is common, AWS ALB's default) must close an
-# idle connection before the API does, or it sends a request on a connection the API is
-# closing and the caller sees it dropped. A busy API also fires a short keep-alive timer late,
-# closing a connection whose next request is already on its way.
-SERVER_OPTIONS: dict[str, Any] = {"timeout_keep_alive": 75}
 
 
 def create_app(settings: Settings, client_factory: ClientFactory | None = None) -> FastAPI:
@@ -62,9 +58,16 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
     install_problem_handlers(app)
     instrument_api(app, settings)
     app.add_middleware(BodySizeLimit)
+    # Outermost: a body that trickles in is cut off before anything else waits on it.
+    app.add_middleware(
+        BodyDeadline,
+        seconds=settings.http_body_timeout_seconds,
+        timeout_response=lambda detail: problem(Code.REQUEST_TIMEOUT, detail),
+    )
     app.include_router(spare_router)
     app.include_router(list_router)
     app.include_router(compat_router)
+    app.include_router(warm_router)
 
     @app.get("/healthz", tags=["health"], operation_id="healthz", summary="The process is up")
     async def healthz() -> dict[str, str]:

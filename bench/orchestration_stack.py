@@ -24,7 +24,7 @@ import psutil
 import yaml
 from temporalio.client import Client
 
-from api.app import SERVER_OPTIONS, create_app
+from api.app import create_app
 from cli.dev import TemporalDevServer, free_ports
 from lab.hypervisor import LabHypervisor
 from lab.stack import LabStack
@@ -211,8 +211,12 @@ async def bench_stack(
         async def same_client() -> Client:
             return client
 
+        # Served as `virtflow api` serves it: with its request limits.
         api_url = await stack.enter_async_context(
-            serve_app(create_app(settings, client_factory=same_client), **SERVER_OPTIONS)
+            serve_app(
+                create_app(settings, client_factory=same_client),
+                **settings.http_limits.uvicorn_options(),
+            )
         )
         limits = httpx.Limits(max_connections=100, max_keepalive_connections=100)
         http = await stack.enter_async_context(httpx.AsyncClient(timeout=120, limits=limits))

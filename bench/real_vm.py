@@ -8,7 +8,11 @@ its Node is Ready in the lab API. The difference is virtflow's share: placement 
 libvirt inventory, the token, the playbook (overlay, seed, define, start), the readiness watch
 and the webhook.
 
-    sudo .venv/bin/python bench/real_vm.py [--spares 3]
+    sudo .venv/bin/python bench/real_vm.py [--spares 3] [--ssh]
+
+With `--ssh` virtflow reaches the host as a site does: named `127.0.0.1`, over an sshd on
+loopback (tests/libvirt/sshd.py), libvirt with `qemu+ssh://` and the playbook's host tasks
+with Ansible's ssh connection. Plain `virsh` stays local either way.
 
 Where virtflow's share goes is printed per spare as well: each activity of the spare's
 workflow (from its history: scheduled -> started -> completed, relative to the POST) and each
@@ -53,6 +57,7 @@ from cli.dev import TemporalDevServer, free_ports  # noqa: E402
 from lab.guest_image import build  # noqa: E402
 from lab.stack import LabStack  # noqa: E402
 from runtime.settings import Settings  # noqa: E402
+from tests.libvirt.sshd import HOST, LoopbackSshd, loopback_sshd  # noqa: E402
 from webhooks.receiver import create_receiver_app  # noqa: E402
 from webhooks.serve import serve_app  # noqa: E402
 from webhooks.signing import generate_secret  # noqa: E402
@@ -83,16 +88,23 @@ def guest_join_uptime(console: Path) -> float | None:
     return float(found.group(1)) if found else None
 
 
-def site_settings(base: Settings, state: Path, images: Path, kube_port: int) -> Settings:
+def site_settings(
+    base: Settings, state: Path, images: Path, kube_port: int, ssh: LoopbackSshd | None
+) -> Settings:
     image = build()
+    host, uri = ("localhost", URI) if ssh is None else (HOST, ssh.libvirt_uri_template)
+    inventory = None
+    if ssh is not None:
+        inventory = state / "ansible-inventory.yaml"
+        inventory.write_text(yaml.safe_dump(ssh.inventory()))
     site = state / "site.yaml"
     site.write_text(
         yaml.safe_dump(
             {
                 "hosts": [
                     {
-                        "name": "localhost",
-                        "uri": URI,
+                        "name": host,
+                        "uri": uri.replace("{host}", host),
                         "pool": "general",
                         "rack": "r1",
                         "cpu_allocation_ratio": 4.0,
@@ -105,9 +117,10 @@ def site_settings(base: Settings, state: Path, images: Path, kube_port: int) -> 
         update={
             "inventories": {"default": f"libvirt:{site}"},
             "ansible_provider": "libvirt",
+            "ansible_inventory": inventory,
             "ansible_extravars": {
-                "libvirt_uri_template": URI,
-                "libvirt_hosts": "localhost",
+                "libvirt_uri_template": uri,
+                "libvirt_hosts": host,
                 "libvirt_domain_type": "qemu",
                 "libvirt_interface_type": "user",
                 "libvirt_ip_wait_seconds": "0",
@@ -253,7 +266,7 @@ async def plain_virsh(
             path.unlink(missing_ok=True)
 
 
-async def main(spares: int) -> None:
+async def main(spares: int, over_ssh: bool) -> None:
     os.environ.setdefault("ANSIBLE_COLLECTIONS_PATH", str(COLLECTIONS))
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     scratch = tempfile.TemporaryDirectory(prefix="virtflow-real-vm-")
@@ -277,7 +290,8 @@ async def main(spares: int) -> None:
         receiver_url = await stack.enter_async_context(
             serve_app(create_receiver_app([secret], state / "receiver.sqlite"))
         )
-        settings = site_settings(base, state, images, lab.kube.port).model_copy(
+        ssh = stack.enter_context(loopback_sshd(state / "sshd")) if over_ssh else None
+        settings = site_settings(base, state, images, lab.kube.port, ssh).model_copy(
             update={
                 "kubeconfig": lab.kubeconfig,
                 "receivers": {
@@ -361,4 +375,6 @@ async def _has(events: Any, spare_id: str, kind: str) -> bool:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spares", type=int, default=3)
-    asyncio.run(main(parser.parse_args().spares))
+    parser.add_argument("--ssh", action="store_true", help="reach the host over SSH")
+    args = parser.parse_args()
+    asyncio.run(main(args.spares, args.ssh))

@@ -7,9 +7,9 @@ Every workflow type is PINNED: it runs to its end on the build it started on.
   released by one build, and a new build's workflow code needs no patch to stay compatible.
 - ReleaseSpare, ScheduleHost and ReconcileSpares are short: pinned, they finish where they
   began; the schedule starts each new sweep on the then current version.
-- InventoryLedger never ends. It continues-as-new with `initial_versioning_behavior
+- InventoryLedger and WarmPool never end. Each continues-as-new with `initial_versioning_behavior
   =AUTO_UPGRADE` (upgrade on continue-as-new), and does so as soon as the target version
-  changes, not only when its history grows, so a new build takes the ledger over at its next
+  changes, not only when its history grows, so a new build takes it over at its next
   workflow task. Pinned between hand-overs, it never replays on code it did not start on.
 
 The behaviour is the worker's default, not each decorator's `versioning_behavior`: the server

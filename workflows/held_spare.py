@@ -160,7 +160,8 @@ class HeldSpare:
         return await workflow.execute_activity_method(
             KubernetesActivities.watch_node_health,
             WatchNodeHealthInput(
-                node_name=self.status.spare_id,
+                # A spare that took a warm spare over keeps that one's Node name.
+                node_name=self.status.vm.name if self.status.vm else self.status.spare_id,
                 unhealthy_after_seconds=self.req.unhealthy_after_seconds,
                 until="healthy" if until == "healthy" else "unhealthy",
                 poll_hint_seconds=WATCH_POLL_SECONDS,
@@ -190,6 +191,8 @@ class HeldSpare:
         )
         self._unhealthy_sent += 1
         self._show(f"**Unhealthy** {reason}")
+        if req.on_unhealthy == "release":
+            return f"released: {reason}"
         if req.on_unhealthy != "replace" or withheld:
             return None
         return await self._replace(health)

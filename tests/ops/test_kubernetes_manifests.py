@@ -17,6 +17,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from runtime.encryption import new_key
 from runtime.settings import CONFIG_ENV, REPO_ROOT, SECRETS_DIR_ENV, Settings
 from tests.ops.kube_calls import ApiCall, product_calls
 from webhooks.signing import generate_secret
@@ -39,6 +40,8 @@ WORKER_SA, API_SA = "virtflow-worker", "virtflow-api"
 SECRET_KEYS = {
     "virtflow_receivers__upgradectrl__secrets": json.dumps([generate_secret()]),
     "virtflow_api_tokens": json.dumps({"t-4f0c2b7d9e": "upgrade-controller"}),
+    # The encryption component's key (components/encryption).
+    "virtflow_payload_keys__k1": new_key(),
 }
 
 
@@ -168,7 +171,11 @@ def test_probes_and_ports_match_the_settings(
 ) -> None:
     docs = render(directory)
     settings, _ = _settings(docs, tmp_path, monkeypatch)
-    expected_ports = {"virtflow-worker": settings.health_port, "virtflow-api": settings.api_port}
+    expected_ports = {
+        "virtflow-worker": settings.health_port,
+        "virtflow-api": settings.api_port,
+        "virtflow-codec-server": settings.codec_server_port,
+    }
     for deployment, container in containers(docs):
         ports = {p["name"]: p["containerPort"] for p in container["ports"]}
         expected = next(v for k, v in expected_ports.items() if deployment.startswith(k))
@@ -196,6 +203,35 @@ def test_the_api_has_a_service_and_a_disruption_budget(directory: Path) -> None:
     assert service["spec"]["ports"][0]["targetPort"] == "http"
     # The API makes no Kubernetes call: no token in its Pods.
     assert pod_spec(docs, "virtflow-api")["automountServiceAccountToken"] is False
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
+def test_every_process_loads_its_settings_with_its_environment(
+    directory: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ConfigMap's file, the Secret's keys and the container's own variables together."""
+    docs = render(directory)
+    _settings(docs, tmp_path, monkeypatch)
+    for deployment, container in containers(docs):
+        with monkeypatch.context() as env:
+            for name, value in _env(container).items():
+                # The file and the secrets are this test's copies (see `_settings`).
+                if name not in (CONFIG_ENV, SECRETS_DIR_ENV, "HOME"):
+                    env.setenv(name, value)
+            settings = Settings()
+        if any(name == "VIRTFLOW_PAYLOAD_ENCRYPTION_KEY_ID" for name in _env(container)):
+            assert settings.payload_encryption_key_id in settings.payload_keys, deployment
+
+
+def test_the_encrypted_overlay_seals_every_process_and_serves_the_codec() -> None:
+    docs = render(KUSTOMIZE_ROOT / "overlays" / "encrypted")
+    for deployment, container in containers(docs):
+        assert "VIRTFLOW_PAYLOAD_ENCRYPTION_KEY_ID" in _env(container), deployment
+    codec = pod_spec(docs, "virtflow-codec-server")
+    assert codec["containers"][0]["args"] == ["codec-server"]
+    assert codec["automountServiceAccountToken"] is False
+    service = one(docs, "Service", "virtflow-codec-server")
+    assert service["spec"]["ports"][0]["targetPort"] == "http"
 
 
 def _image_tag(docs: list[dict[str, Any]]) -> str:
@@ -314,7 +350,8 @@ def test_the_workers_rbac_is_narrow(directory: Path) -> None:
     for scope, rule in granted:
         for field in ("apiGroups", "resources", "verbs"):
             assert "*" not in rule[field], rule
-        # Secrets (bootstrap tokens) in kube-system only, never readable cluster-wide.
+        # Secrets (bootstrap tokens) in kube-system only, each reached by name: never listed
+        # or watched, which would read every Secret there.
         if "secrets" in rule["resources"]:
             assert scope == "kube-system", rule
-            assert "watch" not in rule["verbs"], rule
+            assert sorted(rule["verbs"]) == ["create", "delete", "get"], rule

@@ -26,8 +26,10 @@ from activities.ledger import LedgerActivities
 from activities.notify import NotifyActivities, PlanNotificationsInput, PlanNotificationsResult
 from activities.provisioning import CreateVmInput, DestroyVmInput, ProvisioningActivities
 from activities.spare_ids import EarlierRunInput, EarlierRunResult, SpareIdActivities
+from activities.warm_pools import WarmActivities
 from contracts.ledger import FreeInput, FreeResult, Reservation, ReserveInput, ReserveResult
 from contracts.vm import VmFacts
+from contracts.warm import WarmCandidatesInput, WarmCandidatesResult
 
 NOT_READY = ["Ready=False (KubeletNotReady)"]
 
@@ -67,6 +69,10 @@ class StandIns:
         @standin(SpareIdActivities.earlier_run)
         async def earlier_run(inp: EarlierRunInput) -> EarlierRunResult:
             return EarlierRunResult()  # the first run of its id
+
+        @standin(WarmActivities.warm_candidates)
+        async def warm_candidates(inp: WarmCandidatesInput) -> WarmCandidatesResult:
+            return WarmCandidatesResult()  # no warm pool configured
 
         @standin(LedgerActivities.reserve_capacity)
         async def reserve_capacity(inp: ReserveInput) -> ReserveResult:
@@ -135,6 +141,7 @@ class StandIns:
         return [
             plan_notifications,
             earlier_run,
+            warm_candidates,
             reserve_capacity,
             free_capacity,
             create_vm,
