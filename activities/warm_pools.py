@@ -27,6 +27,8 @@ from contracts.warm import (
     ClaimResult,
     FitWarmInput,
     FitWarmResult,
+    GiveWayInput,
+    GiveWayResult,
     HandOverInput,
     HandOverRequest,
     HandOverResult,
@@ -169,6 +171,31 @@ class WarmActivities:
             else:
                 reason = f"{warm.host}: {decision.summary}"
         return FitWarmResult(fits=fits, reason=None if fits else reason)
+
+    @activity.defn
+    async def give_way(self, inp: GiveWayInput) -> GiveWayResult:
+        """The fewest warm spares (the oldest among equals) whose room makes the request fit:
+        per host, its warm spares taken off oldest first until the engine places it there."""
+        by_host: dict[str, list[Reservation]] = {}
+        for warm in inp.warm:
+            by_host.setdefault(warm.host, []).append(warm)
+        best: GiveWayResult | None = None
+        for host, spares in by_host.items():
+            if inp.request.node_name not in (None, host):
+                continue
+            request = inp.request.model_copy(update={"node_name": host})
+            for k in range(1, len(spares) + 1):
+                if best is not None and k >= len(best.take_back):
+                    break
+                gone = spares[:k]
+                others = [r for r in inp.reservations if r not in gone]
+                snapshot = await self._placement.snapshot(inp.inventory, request, others)
+                for warm in gone:
+                    snapshot = without_vm(snapshot, warm)
+                if decide(snapshot).host == host:
+                    best = GiveWayResult(take_back=[w.spare_id for w in gone], host=host)
+                    break
+        return best or GiveWayResult()
 
     @activity.defn
     async def hand_over_spare(self, inp: HandOverRequest) -> HandOverResult:

@@ -24,7 +24,7 @@ from .vm import VmFacts
 
 WARM_POOL = "WarmPool"
 CLAIM_UPDATE = "claim"
-CONFIGURE_UPDATE = "configure"
+CONFIGURE_SIGNAL = "configure"
 POOL_QUERY = "pool"
 # From a warm spare to its pool: it became warm, or it ended.
 WARM_SPARE_REPORT_SIGNAL = "warm_spare_report"
@@ -58,10 +58,12 @@ class WarmPoolSpec(VmShape):
     template: str | None = None
     size: int = Field(default=0, ge=0, le=100, description="Warm spares to keep Ready; 0 drains")
     max_age_seconds: int = Field(default=24 * 3600, ge=60, le=30 * 24 * 3600)
+    # How soon a dead worker's activity is tried again elsewhere, for the pool and its spares.
+    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
 
     def generation(self) -> str:
         """What a warm spare was made from: a spare of another generation no longer matches."""
-        fields = self.model_dump(exclude={"size", "max_age_seconds"})
+        fields = self.model_dump(exclude={"size", "max_age_seconds", "timeouts"})
         return "/".join(f"{k}={fields[k]}" for k in sorted(fields))
 
 
@@ -136,7 +138,6 @@ class WarmPoolState(BaseModel):
     last_failure: str | None = None
     # No new spare is started before this (after a failure: a backoff).
     retry_at: datetime | None = None
-    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
 
 
 class WarmPoolView(BaseModel):
@@ -215,6 +216,20 @@ class FitWarmResult(BaseModel):
     fits: list[str] = Field(default_factory=list, description="Warm spare ids, in the given order")
     reason: str | None = None
     already_reserved: bool = False
+
+
+class GiveWayInput(BaseModel):
+    """Which warm spares to take back so that `request` fits: `warm` oldest first."""
+
+    inventory: str
+    request: VmRequest
+    reservations: list[Reservation]
+    warm: list[Reservation]
+
+
+class GiveWayResult(BaseModel):
+    take_back: list[str] = Field(default_factory=list, description="Warm spare ids; none: no use")
+    host: str | None = None
 
 
 class WarmNodeInput(BaseModel):

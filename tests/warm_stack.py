@@ -21,20 +21,20 @@ from worker.schedules import apply_warm_pools
 SHAPE = {"cpu": 1, "memory_mb": 512}
 
 
-def warm_site() -> dict[str, Any]:
-    """Four general hosts with room for dozens of small spares, and one host of another pool
-    with a label no warm spare's host has."""
+def warm_site(hosts: int = 4, cpu_each: int = 16) -> dict[str, Any]:
+    """General hosts with room for dozens of small spares, and one host of another pool with
+    a label no warm spare's host has."""
     host = {
-        "cpu_capacity": 16,
+        "cpu_capacity": cpu_each,
         "cpu_allocated": 0,
         "cpu_allocation_ratio": 1.0,
         "memory_mb_capacity": 65536,
         "memory_mb_allocated": 0,
         "memory_allocation_ratio": 1.0,
     }
-    hosts = [{"name": f"bm-{i:02d}", "pool": "general", **host} for i in range(4)]
-    hosts.append({"name": "bm-99", "pool": "other", "labels": {"special": "yes"}, **host})
-    return {"hosts": hosts}
+    site = [{"name": f"bm-{i:02d}", "pool": "general", **host} for i in range(hosts)]
+    site.append({"name": "bm-99", "pool": "other", "labels": {"special": "yes"}, **host})
+    return {"hosts": site}
 
 
 def new_pool_name() -> str:
@@ -67,10 +67,15 @@ def with_warm_pool(name: str, size: int) -> Any:
 
 @contextlib.asynccontextmanager
 async def warm_stack(
-    client: Client, task_queue: str, tmp_path: Path, name: str, size: int = 3
+    client: Client,
+    task_queue: str,
+    tmp_path: Path,
+    name: str,
+    size: int = 3,
+    site: dict[str, Any] | None = None,
 ) -> AsyncIterator[Stack]:
     async with running_stack(
-        client, task_queue, tmp_path, warm_site(), with_warm_pool(name, size)
+        client, task_queue, tmp_path, site or warm_site(), with_warm_pool(name, size)
     ) as running:
         yield running
 

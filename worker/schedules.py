@@ -8,7 +8,6 @@ the orphan sweep's Schedule and the warm pools' workflows.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from temporalio.client import (
     Client,
@@ -21,16 +20,13 @@ from temporalio.client import (
     ScheduleSpec,
     ScheduleUpdate,
     ScheduleUpdateInput,
-    WithStartWorkflowOperation,
 )
-from temporalio.common import WorkflowIDConflictPolicy
 
 from contracts.reconcile import RECONCILE_SCHEDULE_ID, RECONCILE_SPARES, ReconcileInput
 from contracts.warm import (
-    CONFIGURE_UPDATE,
+    CONFIGURE_SIGNAL,
     WARM_POOL,
     WarmPoolState,
-    WarmPoolView,
     warm_pool_workflow_id,
 )
 from runtime.settings import Settings
@@ -72,21 +68,18 @@ async def apply_reconcile_schedule(
 
 async def apply_warm_pools(
     client: Client, settings: Settings, task_queue: str | None = None
-) -> list[WarmPoolView]:
+) -> None:
     """Start each configured warm pool's workflow, or hand the running one its definition
-    (a changed size or template takes effect at once; `size: 0` drains it)."""
-    views = []
+    (a changed size or template takes effect at once; `size: 0` drains it). Signal-with-start:
+    it needs no worker to answer, so a worker sends it before it polls."""
     for spec in settings.warm_pools:
-        start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
+        await client.start_workflow(
             WARM_POOL,
             WarmPoolState(spec=spec),
             id=warm_pool_workflow_id(spec.name),
             task_queue=task_queue or settings.task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            # Started if not running, signalled either way.
+            start_signal=CONFIGURE_SIGNAL,
+            start_signal_args=[spec],
             static_summary=f"Warm pool {spec.name}: {spec.size} spares of cluster {spec.cluster}",
         )
-        view: WarmPoolView = await client.execute_update_with_start_workflow(
-            CONFIGURE_UPDATE, spec, start_workflow_operation=start, result_type=WarmPoolView
-        )
-        views.append(view)
-    return views

@@ -483,6 +483,7 @@ class PrepareSpare:
                 wait_for_capacity=req.wait_for_capacity,
                 priority=req.priority,
                 timeouts=req.timeouts,
+                warm_pool=req.warm_pool,
             ),
             start_to_close_timeout=req.timeouts.ledger,
             heartbeat_timeout=req.timeouts.heartbeat,

@@ -32,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from contracts.warm import (
         CLAIM_UPDATE,
-        CONFIGURE_UPDATE,
+        CONFIGURE_SIGNAL,
         POOL_QUERY,
         WARM_POOL,
         WARM_REQUEST_PREFIX,
@@ -123,18 +123,18 @@ class WarmPool:
             short_reason=self._short_reason(),
         )
 
-    @workflow.update(name=CONFIGURE_UPDATE)
-    def configure(self, spec: WarmPoolSpec) -> WarmPoolView:
-        """The settings changed (a worker started): converge on the new definition."""
+    @workflow.signal(name=CONFIGURE_SIGNAL)
+    def configure(self, spec: WarmPoolSpec) -> None:
+        """A worker started with these settings: converge on the definition. (A signal, so a
+        worker can send it before it polls: nothing waits for an answer.)"""
+        if spec.name != self._state.spec.name:
+            workflow.logger.warning(
+                "warm pool %s ignores the settings of %s", self._state.spec.name, spec.name
+            )
+            return
         self._state.spec = spec
         self._state.retry_at = None
         self._changed = True
-        return self.pool()
-
-    @configure.validator
-    def validate_configure(self, spec: WarmPoolSpec) -> None:
-        if spec.name != self._state.spec.name:
-            raise ValueError(f"this is warm pool '{self._state.spec.name}', not '{spec.name}'")
 
     @workflow.signal(name=WARM_SPARE_REPORT_SIGNAL)
     def report(self, report: WarmSpareReport) -> None:
@@ -190,7 +190,7 @@ class WarmPool:
                 request=inp.request,
                 candidates=[s.reservation for s in warm if s.reservation],
             ),
-            start_to_close_timeout=self._state.timeouts.call,
+            start_to_close_timeout=self._state.spec.timeouts.call,
             retry_policy=CALL_RETRY,
         )
         for spare_id in fit.fits:
@@ -211,10 +211,10 @@ class WarmPool:
                     from_spare_id=spare_id,
                     to_spare_id=inp.spare_id,
                     anti_affinity_group=inp.request.anti_affinity_group,
-                    timeouts=self._state.timeouts,
+                    timeouts=self._state.spec.timeouts,
                 ),
-                start_to_close_timeout=self._state.timeouts.ledger,
-                heartbeat_timeout=self._state.timeouts.heartbeat,
+                start_to_close_timeout=self._state.spec.timeouts.ledger,
+                heartbeat_timeout=self._state.spec.timeouts.heartbeat,
                 retry_policy=KEEP_TRYING,
             )
             self._state.claimed_total += 1
@@ -236,7 +236,7 @@ class WarmPool:
             result: HandOverResult = await workflow.execute_activity_method(
                 WarmActivities.hand_over_spare,
                 HandOverRequest(warm_spare_id=spare_id, spare_id=to),
-                start_to_close_timeout=self._state.timeouts.call,
+                start_to_close_timeout=self._state.spec.timeouts.call,
                 retry_policy=CALL_RETRY,
             )
         except ActivityError as err:
@@ -304,7 +304,7 @@ class WarmPool:
             on_unhealthy="release",
             priority=-1000,
             warm_pool=spec.name,
-            timeouts=self._state.timeouts,
+            timeouts=self._state.spec.timeouts,
             **spec.shape(),
         )
         self._state.spares[request.spare_id] = WarmSpare(

@@ -3,6 +3,7 @@ Ready at once, its `spare.ready` reaches the receiver; the pools are listed and 
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,9 +13,11 @@ from temporalio.client import Client
 
 from api.app import create_app
 from tests.api.api_helpers import asgi_client, spare_body
+from tests.cli.test_cli import virtflow
 from tests.helpers import assert_eventually
 from tests.stack import Stack
 from tests.warm_stack import SHAPE, new_pool_name, wait_pool, warm_stack
+from webhooks.serve import serve_app
 from worker.schedules import apply_warm_pools
 
 
@@ -84,6 +87,29 @@ async def test_unknown_pools_and_requests_posing_as_warm_spares_are_refused(
     )
     assert posing.status_code == 422
     assert posing.json()["errors"][0]["field"] == "warm_pool"
+
+
+async def test_the_command_line_lists_pools_and_prepare_takes_a_warm_spare(
+    stack: Stack, client: Client, task_queue: str, pool_name: str
+) -> None:
+    await apply_warm_pools(stack.client, stack.settings, stack.task_queue)
+    await wait_pool(stack, pool_name, ready=2)
+    settings = stack.settings.model_copy(update={"task_queue": task_queue})
+
+    async def same_client() -> Client:
+        return client
+
+    async with serve_app(create_app(settings, client_factory=same_client)) as url:
+        env = {"VIRTFLOW_API_URL": url}
+        args = ["--cluster", "lab", "--request-id", "rwarm1", "--inventory", stack.inventory]
+        shape = ["--cpu", str(SHAPE["cpu"]), "--memory-mb", str(SHAPE["memory_mb"])]
+        prepared = await virtflow("prepare", *args, *shape, env=env)
+        assert prepared.code == 0, prepared.err
+        assert prepared.out.splitlines()[-1].split()[0] == "ready"
+        listed = await virtflow("warm", "list", "--json", env=env)
+    assert listed.code == 0, listed.err
+    [pool] = json.loads(listed.out)["warm_pools"]
+    assert pool["name"] == pool_name and pool["size"] == 2 and pool["claimed"] == 1
 
 
 def test_the_warm_pool_routes_are_in_the_published_schema(stack: Stack) -> None:

@@ -49,6 +49,10 @@ PRIVILEGES = (
     "Mapping.Use",
 )
 GIB = 1024**3
+LOCAL = {
+    "ansible_connection": "local",
+    "ansible_python_interpreter": "{{ ansible_playbook_python }}",
+}
 
 
 @dataclass
@@ -59,6 +63,8 @@ class PveCluster:
     ca_file: Path
     snippets_dir: Path
     loop: asyncio.AbstractEventLoop
+
+    ansible_inventory: Path
 
     @property
     def api_host(self) -> str:
@@ -78,8 +84,6 @@ class PveCluster:
             "proxmox_template": TEMPLATE,
             "proxmox_snippets_storage": "local",
             "proxmox_snippets_dir": str(self.snippets_dir),
-            # The nodes' files are this machine's: the snippet is written locally.
-            "proxmox_node_addresses": json.dumps(dict.fromkeys(NODES, "127.0.0.1")),
             "proxmox_timeout": "30",
             **overrides,
         }
@@ -169,7 +173,10 @@ def start_cluster(state: Path) -> tuple[PveCluster, _Thread]:
     thread.run(up())
     ca = state / "lab-ca.pem"
     ca.write_bytes(front.certificates.ca_pem)
-    cluster = PveCluster(pve, front, secret, ca, snippets, thread.loop)
+    # The nodes' files are this machine's: the snippet tasks delegated to them run locally.
+    inventory = state / "hosts.yaml"
+    inventory.write_text(json.dumps({"pve_nodes": {"hosts": {n: LOCAL for n in NODES}}}))
+    cluster = PveCluster(pve, front, secret, ca, snippets, thread.loop, inventory)
     return cluster, thread
 
 

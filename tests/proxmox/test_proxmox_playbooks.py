@@ -7,6 +7,7 @@ Each playbook run costs about a second per task; one cluster serves the whole se
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from activities.provisioning import (
 )
 from contracts.vm import VmFacts, VmSpec
 from playbooks import PLAYBOOK_DIR
+from tests.helpers import assert_eventually
 from tests.libvirt.collections import collections_path, installed
 from tests.proxmox.cluster import TEMPLATES, PveCluster
 
@@ -46,6 +48,7 @@ def activities(pve: PveCluster, tmp_path: Path, **extravars: str) -> Provisionin
         provider="proxmox",
         extravars=pve.extravars(**extravars),
         artifacts_root=tmp_path / "ansible",
+        inventory=pve.ansible_inventory,
     )
     return ProvisioningActivities(provisioner)
 
@@ -208,3 +211,67 @@ async def test_a_refused_token_fails_for_good(
     assert "401" in err.message
     assert "not-the-secret" not in err.message
     nothing_left(pve, "spare-px-7")
+
+
+async def test_a_cancelled_create_stops_and_the_destroy_removes_what_it_made(
+    pve: PveCluster, tmp_path: Path, foreign_digest: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The clone runs for a few seconds (slow Ceph under the template's disk): long enough to
+    # cancel the create while PVE still holds the new VM under its clone lock.
+    cluster = pve.pve
+    cluster.add_ceph_storage("ceph-pool")
+    template = cluster.vm(TEMPLATES["pve3"])
+    monkeypatch.setitem(template.config, "scsi0", "ceph-pool:base-9003-disk-0,size=4G")
+    monkeypatch.setattr(cluster, "time_scale", 1.0)
+    cluster.ceph_slow(3)
+    try:
+        acts = activities(pve, tmp_path)
+        acts.joiner = WithUserData(USER_DATA)
+        env = ActivityEnvironment()
+        creating = asyncio.create_task(
+            env.run(acts.create_vm, CreateVmInput(spec=spec("spare-px-9", "pve3", 209)))
+        )
+
+        async def cloning() -> None:
+            assert vm_named(pve, "spare-px-9") is not None
+
+        await assert_eventually(cloning, timeout=60)
+        env.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await creating
+        # What the compensation runs: it waits for the clone to end, then removes it all.
+        await destroy(acts, "spare-px-9", "pve3")
+    finally:
+        cluster.ceph_recover()
+        del cluster.storages["ceph-pool"]
+    nothing_left(pve, "spare-px-9")
+
+
+async def test_a_node_without_the_template_clones_one_from_shared_storage_with_target(
+    pve: PveCluster, tmp_path: Path, foreign_digest: str
+) -> None:
+    cluster = pve.pve
+    cluster.add_ceph_storage("ceph-pool")  # shared: every node reaches its disks
+    cluster.add_vm(
+        9100,
+        "debian-12-shared",
+        node="pve1",
+        template=True,
+        config={
+            "template": 1,
+            "scsi0": "ceph-pool:base-9100-disk-0,size=4G",
+            "net0": "virtio=BC:24:11:00:91:00,bridge=vmbr0",
+        },
+    )
+    try:
+        acts = activities(pve, tmp_path)
+        facts = await create(acts, spec("spare-px-10", "pve3", 210, image="debian-12-shared"))
+        assert (facts.host, facts.vmid) == ("pve3", 210)
+        assert pve.pve.vm(210).node == "pve3"
+        clone = next(t for t in cluster.tasklog if t["type"] == "qmclone" and t["id"] == "9100")
+        assert clone["node"] == "pve1"  # cloned where the template is, onto its target
+        await destroy(acts, "spare-px-10", "pve3")
+    finally:
+        cluster.vms.remove(cluster.vm(9100))
+        del cluster.storages["ceph-pool"]
+    nothing_left(pve, "spare-px-10")

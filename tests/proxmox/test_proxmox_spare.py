@@ -76,6 +76,7 @@ async def test_a_spare_on_proxmox_joins_is_ready_and_leaves_nothing_behind(
                 "inventories": {inventory: f"proxmox:{site}"},
                 "ansible_provider": "proxmox",
                 "ansible_extravars": pve.extravars(),
+                "ansible_inventory": pve.ansible_inventory,
                 "vm_templates": {
                     "default": VmTemplate(
                         user_data_file=LAB_JOIN,

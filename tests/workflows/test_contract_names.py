@@ -52,8 +52,8 @@ CASES = [
         WarmPool,
         warm.WARM_POOL,
         {warm.POOL_QUERY},
-        {warm.CLAIM_UPDATE, warm.CONFIGURE_UPDATE},
-        {warm.WARM_SPARE_REPORT_SIGNAL},
+        {warm.CLAIM_UPDATE},
+        {warm.WARM_SPARE_REPORT_SIGNAL, warm.CONFIGURE_SIGNAL},
     ),
 ]
 

@@ -18,7 +18,15 @@ from contracts.warm import WARM_LABEL
 from contracts.warm import warm_pool_workflow_id as pool_id
 from tests.helpers import assert_eventually
 from tests.stack import Stack, ledger_reservations, wait_phase
-from tests.warm_stack import SHAPE, new_pool_name, pool_view, resize, wait_pool, warm_stack
+from tests.warm_stack import (
+    SHAPE,
+    new_pool_name,
+    pool_view,
+    resize,
+    wait_pool,
+    warm_site,
+    warm_stack,
+)
 from tests.workflows.test_replay import recording_only, replay_and_keep
 from worker.schedules import apply_warm_pools
 from workflows.prepare_spare import PrepareSpare
@@ -166,3 +174,43 @@ async def test_record_a_warm_claim(stack: Stack, pool_name: str) -> None:
     await replay_and_keep(
         await handle.fetch_history(), await warm.fetch_history(), await pool.fetch_history()
     )
+
+
+async def test_a_request_that_does_not_fit_takes_warm_spares_back(
+    client: Client, task_queue: str, tmp_path: Path, pool_name: str
+) -> None:
+    # One general host of 4 CPUs, filled by 4 warm spares of 1 CPU.
+    site = warm_site(hosts=1, cpu_each=4)
+    async with warm_stack(client, task_queue, tmp_path, pool_name, size=4, site=site) as stack:
+        await apply_warm_pools(stack.client, stack.settings, stack.task_queue)
+        warm_ids = {s.spare_id for s in (await wait_pool(stack, pool_name, ready=4)).spares}
+
+        # 2 CPUs in pool general: only the room of two warm spares makes it fit.
+        req = stack.request(cpu=2, memory_mb=512, pool="general")
+        handle = await stack.start(req)
+        await wait_phase(handle, Phase.READY)
+        status = await handle.query(PrepareSpare.status)
+        assert status.warm is None and status.host == "bm-00"
+        waited = [s.detail for s in status.steps if s.phase == Phase.WAITING_CAPACITY]
+        assert len(waited) == 1 and "taking back warm spares" in waited[0]
+
+        taken = []
+        for spare_id in warm_ids:
+            result = await stack.client.get_workflow_handle(spare_id).describe()
+            if result.status and result.status.name == "COMPLETED":
+                ended = await stack.client.get_workflow_handle(spare_id).result()
+                assert (
+                    ended["reason"] == f"taken back from warm pool {pool_name} for {req.spare_id}"
+                )
+                taken.append(spare_id)
+        assert len(taken) == 2
+
+        # The pool cannot refill the room it gave up, and says why.
+        async def short() -> None:
+            view = await pool_view(stack, pool_name)
+            assert view.short_reason is not None and "no_capacity" in view.short_reason, view
+            warm = {s.spare_id for s in view.spares if s.phase == "warm"}
+            assert warm == warm_ids - set(taken)
+
+        await assert_eventually(short)
+        await handle.terminate("test over")
