@@ -16,7 +16,8 @@ from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import TimeoutError as TemporalTimeout
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -183,7 +184,10 @@ class WarmPool:
         )
         if not warm:
             return ClaimResult(hit=False, reason="no warm spare is Ready")
-        fit: FitWarmResult = await workflow.execute_activity_method(
+        # Local activities: a claim is answered in a few workflow tasks, not a server round
+        # trip per step. Claims are serialised by the lock, so a replay meets each answer at
+        # the same point.
+        fit: FitWarmResult = await workflow.execute_local_activity_method(
             WarmActivities.fit_warm_hosts,
             FitWarmInput(
                 inventory=self._state.spec.inventory,
@@ -233,14 +237,16 @@ class WarmPool:
 
     async def _hand_over(self, spare_id: str, to: str) -> HandOverResult:
         try:
-            result: HandOverResult = await workflow.execute_activity_method(
+            result: HandOverResult = await workflow.execute_local_activity_method(
                 WarmActivities.hand_over_spare,
                 HandOverRequest(warm_spare_id=spare_id, spare_id=to),
                 start_to_close_timeout=self._state.spec.timeouts.call,
                 retry_policy=CALL_RETRY,
             )
-        except ActivityError as err:
-            return HandOverResult(accepted=False, reason=str(err.cause or err))
+        except (ActivityError, ApplicationError, TemporalTimeout) as err:
+            # Not known to be handed over: the spare is treated as leaving (the orphan sweep
+            # follows a hand-over that did happen to its claimant).
+            return HandOverResult(accepted=False, reason=str(err))
         return result
 
     # --- keeping the pool full ----------------------------------------------------------------
