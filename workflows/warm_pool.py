@@ -23,6 +23,7 @@ from temporalio.workflow import ParentClosePolicy
 with workflow.unsafe.imports_passed_through():
     from activities import metrics
     from activities.ledger import LedgerActivities
+    from activities.notify import NotifyActivities, PlanNotificationsInput, PlanNotificationsResult
     from activities.warm_pools import WarmActivities
     from contracts.spare import (
         PREPARE_SPARE,
@@ -53,6 +54,9 @@ with workflow.unsafe.imports_passed_through():
         WarmSpare,
         WarmSpareReport,
     )
+    from webhooks.events import EventType
+
+from .notifier import Notifier
 
 # Claims remembered for repeats (a claimant's retried activity); older ones are forgotten.
 CLAIMS_KEPT = 500
@@ -76,6 +80,7 @@ class WarmPool:
         self._state = state
         self._lock = asyncio.Lock()
         self._changed = True
+        self._notifier: Notifier | None = None
 
     @workflow.run
     async def run(self, state: WarmPoolState) -> None:
@@ -91,6 +96,9 @@ class WarmPool:
         # Claims in flight finish first, so their answers survive the hand-over.
         await workflow.wait_condition(lambda: not self._lock.locked())
         await workflow.wait_condition(workflow.all_handlers_finished)
+        if self._notifier is not None:
+            await self._notifier.drain()
+        self._state.short_told = 0  # webhook ids count per run
         # Like the ledger, a pool never ends: a new build of the worker deployment takes it
         # over at continue-as-new (worker/versioning.py).
         upgrade = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
@@ -280,6 +288,7 @@ class WarmPool:
         if missing > 0 and (self._state.retry_at is None or now >= self._state.retry_at):
             for _ in range(missing):
                 await self._start_spare(generation)
+        await self._tell_when_short()
         metrics.warm_pool_ready(
             workflow.metric_meter(),
             spec.name,
@@ -324,6 +333,32 @@ class WarmPool:
             parent_close_policy=ParentClosePolicy.ABANDON,
             static_summary=f"Warm spare of pool {spec.name}",
             search_attributes=start_search_attributes(request),
+        )
+
+    async def _tell_when_short(self) -> None:
+        """`warm_pool.short` once per shortage; a pool full again closes it."""
+        reason = self._short_reason()
+        if reason is None:
+            live = sum(s.phase in ("coming_up", "warm") for s in self._state.spares.values())
+            if live >= self._state.spec.size:
+                self._state.short_open = False
+            return
+        if self._state.short_open:
+            return
+        self._state.short_open = True
+        self._state.short_told += 1
+        spec = self._state.spec
+        if self._notifier is None:
+            notifier = Notifier(workflow.info().workflow_id, spec.cluster, spec.name)
+            plan: PlanNotificationsResult = await workflow.execute_local_activity_method(
+                NotifyActivities.plan_notifications,
+                PlanNotificationsInput(receivers=None),
+                start_to_close_timeout=spec.timeouts.call,
+            )
+            notifier.routes, notifier.event_bus = plan.routes, plan.event_bus
+            self._notifier = notifier
+        self._notifier.send(
+            EventType.WARM_POOL_SHORT, reason=reason, occurrence=self._state.short_told
         )
 
     def _failed(self, reason: str) -> None:
