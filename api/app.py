@@ -15,6 +15,7 @@ from temporalio.service import RPCError
 
 from runtime.settings import Settings
 from runtime.telemetry import instrument_api
+from webhooks.bounded import BodyDeadline
 
 from .auth import ANY_ROLE, app_settings
 from .compat import router as compat_router
@@ -55,6 +56,12 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
     install_problem_handlers(app)
     instrument_api(app, settings)
     app.add_middleware(BodySizeLimit)
+    # Outermost: a body that trickles in is cut off before anything else waits on it.
+    app.add_middleware(
+        BodyDeadline,
+        seconds=settings.http_body_timeout_seconds,
+        timeout_response=lambda detail: problem(Code.REQUEST_TIMEOUT, detail),
+    )
     app.include_router(spare_router)
     app.include_router(list_router)
     app.include_router(compat_router)

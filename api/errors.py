@@ -20,6 +20,7 @@ class Code(StrEnum):
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     BODY_TOO_LARGE = "body_too_large"
+    REQUEST_TIMEOUT = "request_timeout"
     INVALID_REQUEST = "invalid_request"
     UNKNOWN_INVENTORY = "unknown_inventory"
     UNKNOWN_RECEIVER = "unknown_receiver"

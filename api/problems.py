@@ -41,6 +41,7 @@ PROBLEMS: dict[Code, tuple[int, str]] = {
     Code.SPARE_ENDED: (409, "The spare has ended"),
     Code.TASK_ENDED: (409, "The scheduling task has ended"),
     Code.NO_CAPACITY: (409, "Not every requested spare can be placed"),
+    Code.REQUEST_TIMEOUT: (408, "Request body not received in time"),
     Code.BODY_TOO_LARGE: (413, "Request body too large"),
     Code.INVALID_REQUEST: (422, "Invalid request"),
     Code.UNKNOWN_INVENTORY: (422, "Unknown inventory"),

@@ -334,7 +334,13 @@ def api() -> None:
     config = settings()
     configure_logging(config)
     try:
-        uvicorn.run(create_app(config), host=config.api_host, port=config.api_port, log_config=None)
+        uvicorn.run(
+            create_app(config),
+            host=config.api_host,
+            port=config.api_port,
+            log_config=None,
+            **config.http_limits.uvicorn_options(),
+        )
     finally:
         # uvicorn returns after SIGTERM: the spans of the last requests still go out.
         flush_traces(config)
@@ -345,6 +351,7 @@ def receiver() -> None:
     """Serve the reference webhook receiver with VIRTFLOW_RECEIVER_SECRETS."""
     import uvicorn
 
+    from webhooks.bounded import BodyDeadline
     from webhooks.receiver import create_receiver_app
 
     config = settings()
@@ -357,7 +364,14 @@ def receiver() -> None:
         receiver_app = create_receiver_app(secrets, config.state_dir / "receiver.sqlite")
     except ValueError as err:
         fail(f"bad receiver secret: {err}", EXIT_BAD_INPUT)
-    uvicorn.run(receiver_app, host=config.api_host, port=config.receiver_port, log_config=None)
+    limits = config.http_limits
+    uvicorn.run(
+        BodyDeadline(receiver_app, limits.body_seconds),
+        host=config.api_host,
+        port=config.receiver_port,
+        log_config=None,
+        **limits.uvicorn_options(),
+    )
 
 
 @app.command()

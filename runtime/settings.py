@@ -30,6 +30,7 @@ from contracts.common import TASK_QUEUE
 from contracts.drain import DrainPolicy
 from contracts.warm import WarmPoolSpec
 from playbooks import PLAYBOOK_DIR
+from webhooks.bounded import RequestLimits
 
 from .encryption import parse_key
 from .temporal_profile import TemporalProfileSource
@@ -211,6 +212,17 @@ class Settings(BaseSettings):
     """Port of the HTTP API."""
     receiver_port: int = Field(default=8090, ge=1, le=65535)
     """Port of the reference webhook receiver."""
+    http_header_timeout_seconds: float = Field(default=10.0, gt=0)
+    """API and receiver: a request's headers must arrive within this long of the connection
+    (or of its previous answer), else 408 and the connection is closed."""
+    http_body_timeout_seconds: float = Field(default=30.0, gt=0)
+    """API and receiver: a request's body must arrive within this long of its headers, else
+    408 and the connection is closed."""
+    http_keep_alive_seconds: float = Field(default=5.0, gt=0)
+    """API and receiver: an idle kept-alive connection is closed after this long."""
+    http_max_connections: int = Field(default=2048, ge=1)
+    """API and receiver: connections (and requests in flight) per process; past it a request
+    is answered 503 at once, never dropped. Far above a burst of 1,000 concurrent requests."""
     api_tokens: dict[SecretStr, Role] = Field(default_factory=dict)
     """Bearer token -> role. Empty disables authentication (the lab); the API logs it."""
     api_url: str | None = None
@@ -361,6 +373,15 @@ class Settings(BaseSettings):
                     f"(configured: {known})"
                 )
         return self
+
+    @property
+    def http_limits(self) -> RequestLimits:
+        return RequestLimits(
+            header_seconds=self.http_header_timeout_seconds,
+            body_seconds=self.http_body_timeout_seconds,
+            keep_alive_seconds=self.http_keep_alive_seconds,
+            max_connections=self.http_max_connections,
+        )
 
     @property
     def api_base_url(self) -> str:
