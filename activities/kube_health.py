@@ -11,7 +11,9 @@ reported in the heartbeat, and the judgement waits for the API to answer again.
 
 The watch also ends, at once, when the Node carries RELEASING_ANNOTATION (the release's cordon
 sets it): a cancel reaches an activity only with its next heartbeat, seconds later, and the
-spare waits for its watch to end before it does.
+spare waits for its watch to end before it does. When its worker begins to stop, the watch
+fails at once (a benign, retried error) so that it resumes on another worker rather than hold
+the shutdown for its grace period.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from lightkube import AsyncClient
 from lightkube.resources.core_v1 import Node
 from pydantic import BaseModel, Field
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from contracts.spare import RELEASING_ANNOTATION
 
@@ -234,6 +236,7 @@ async def watch_node_health(hub: NodeWatchHub, inp: WatchNodeHealthInput) -> Nod
     beats = QuietHeartbeat()
     every = heartbeat_interval(inp.poll_hint_seconds)
     beating = asyncio.create_task(beats.keep_beating(every, health.details))
+    stopping = asyncio.ensure_future(_worker_stopping())
     hub.subscribe(inp.node_name, health)
     try:
         while True:
@@ -253,10 +256,29 @@ async def watch_node_health(hub: NodeWatchHub, inp: WatchNodeHealthInput) -> Nod
                         since=health.since,
                     )
             health.changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(health.changed.wait(), timeout)
+            changed = asyncio.ensure_future(health.changed.wait())
+            await asyncio.wait({changed, stopping}, timeout=timeout, return_when="FIRST_COMPLETED")
+            changed.cancel()
             if health.failure is not None:
                 raise health.failure  # a permanent failure of the shared watch
+            if stopping.done():
+                # Nothing to finish: the retry resumes the watch (and its clock) on a worker
+                # that runs on, instead of this one holding its shutdown for the grace period.
+                activity.heartbeat(health.details())
+                raise ApplicationError(
+                    "the worker is stopping; the watch resumes on another worker",
+                    type="WorkerStopping",
+                    category=ApplicationErrorCategory.BENIGN,
+                )
     finally:
         beating.cancel()
+        stopping.cancel()
         hub.unsubscribe(inp.node_name, health)
+
+
+async def _worker_stopping() -> None:
+    """Returns when this activity's worker begins to shut down (never outside an activity)."""
+    if activity.in_activity():
+        await activity.wait_for_worker_shutdown()
+    else:
+        await asyncio.Event().wait()

@@ -22,6 +22,9 @@ WARM_CLAIMS = "virtflow_warm_claims"
 WARM_REFILL = "virtflow_warm_refill_seconds"
 LEDGER_WAITERS = "virtflow_ledger_waiters"
 SPARE_UNHEALTHY = "virtflow_spare_unhealthy"
+# Releases running longer than a release may take (drain, Node delete, VM destroy), counted in
+# visibility by the census: the precise "stuck releasing" signal.
+RELEASES_OVERDUE = "virtflow_releases_overdue"
 
 # Spares per phase now, counted in Temporal visibility (worker/spare_census.py): right however
 # many workers run or restart, unlike counters kept by each worker.
@@ -38,6 +41,7 @@ ALL = (
     WARM_REFILL,
     LEDGER_WAITERS,
     SPARE_UNHEALTHY,
+    RELEASES_OVERDUE,
     SPARES,
 )
 
@@ -108,6 +112,10 @@ def warm_refilled(meter: MetricMeter, pool: str, elapsed: timedelta) -> None:
     meter.create_histogram_timedelta(
         WARM_REFILL, "From starting a warm spare to it being warm", unit="s"
     ).record(elapsed, {"pool": pool})
+
+
+def releases_overdue(meter: MetricMeter, count: int) -> None:
+    meter.create_gauge(RELEASES_OVERDUE, "Releases running past the release bound").set(count)
 
 
 def ledger_waiters(meter: MetricMeter, inventory: str, waiting: int) -> None:

@@ -17,6 +17,7 @@ from runtime.settings import Settings
 from runtime.telemetry import instrument_api
 from webhooks.bounded import BodyDeadline
 
+from .admission import Admission
 from .auth import ANY_ROLE, app_settings
 from .compat import router as compat_router
 from .errors import Code, TemporalUnavailable
@@ -51,6 +52,7 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
     )
     app.state.settings = settings
     app.state.clients = ClientProvider(client_factory or connect_factory(settings))
+    app.state.admission = Admission()
     if not settings.api_tokens:
         log.warning("API authentication disabled: no api_tokens configured (lab mode)")
     install_problem_handlers(app)

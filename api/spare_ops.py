@@ -52,8 +52,10 @@ from contracts.spare import (
     start_search_attributes,
 )
 from contracts.warm import WarmCandidatesInput, WarmInfo
+from placement.models import ExistingVm, Host
 from runtime.settings import Settings
 
+from .admission import Admission
 from .errors import (
     Code,
     InvalidInput,
@@ -208,20 +210,42 @@ def temporal_errors(spare_id: str) -> Iterator[None]:
         raise
 
 
-async def check_request(settings: Settings, request: SpareRequest) -> None:
-    """Everything that can be refused before a workflow starts: names, then the live inventory
-    (a pool or node selector no host has)."""
+async def check_request(
+    settings: Settings, request: SpareRequest, admission: Admission | None = None
+) -> None:
+    """Everything that can be refused before a workflow starts: names, then the inventory
+    (a pool or node selector no host has). With `admission`, a recent snapshot of the
+    inventory is used, and a refusal confirmed on a fresh read."""
     check_names(settings, request)
-    hosts, vms = await inventory_snapshot(settings, request.inventory)
+
+    async def read() -> tuple[list[Host], list[ExistingVm]]:
+        return await inventory_snapshot(settings, request.inventory)
+
+    if admission is None:
+        _check_inventory(request, *await read())
+        return
+    snapshot, fresh = await admission.snapshot(request.inventory, read)
+    try:
+        _check_inventory(request, *snapshot)
+    except InvalidInput:
+        if fresh:
+            raise
+        _check_inventory(request, *(await admission.snapshot(request.inventory, read, True))[0])
+
+
+def _check_inventory(request: SpareRequest, hosts: list[Host], vms: list[ExistingVm]) -> None:
     check_hosts_exist(hosts, request.inventory, request.pool, request.node_selector)
     if request.near is not None:
         check_near_known(hosts, vms, request.inventory, request.near)
 
 
-async def start_spare(client: Client, settings: Settings, request: SpareRequest) -> PrepareAccepted:
+async def start_spare(
+    client: Client, settings: Settings, request: SpareRequest, admission: Admission | None = None
+) -> PrepareAccepted:
     """Start PrepareSpare, or find the one this request already started (same id, same body)."""
-    await check_request(settings, request)
-    accepted = await _start_one(client, settings, request, request_hash(request))
+    await check_request(settings, request, admission)
+    digest = request_hash(request)
+    accepted = await _start_one(client, settings, request, digest, admission=admission)
     if _warm_pool_could_serve(settings, request):
         accepted.warm = await _warm_answer(client, request.spare_id)
     return accepted
@@ -253,7 +277,9 @@ async def _warm_answer(client: Client, spare_id: str) -> WarmInfo | None:
     return None
 
 
-async def start_spares(client: Client, settings: Settings, body: PrepareBody) -> PrepareAccepted:
+async def start_spares(
+    client: Client, settings: Settings, body: PrepareBody, admission: Admission | None = None
+) -> PrepareAccepted:
     """Start `count` spares spread by anti-affinity; idempotent as a whole.
 
     Member i has request_id `<request_id>-<i>`; every member carries the hash of the whole
@@ -262,8 +288,8 @@ async def start_spares(client: Client, settings: Settings, body: PrepareBody) ->
     """
     members = body.members()
     if len(members) == 1:
-        return await start_spare(client, settings, members[0])
-    await check_request(settings, members[0])
+        return await start_spare(client, settings, members[0], admission)
+    await check_request(settings, members[0], admission)
     digest = hashlib.sha256(body.model_dump_json().encode()).hexdigest()
     started_before = await _already_started(client, members[0], digest)
     # A repeated request finds its spares; one that waits for room has its members queue.
@@ -271,7 +297,7 @@ async def start_spares(client: Client, settings: Settings, body: PrepareBody) ->
     group = await _reserve_all(client, settings, members) if all_or_nothing else None
     try:
         started = await asyncio.gather(
-            *(_start_one(client, settings, m, digest, f" ({i + 1}/{len(members)})")
+            *(_start_one(client, settings, m, digest, f" ({i + 1}/{len(members)})", admission)
               for i, m in enumerate(members))
         )  # fmt: skip
     except Exception:
@@ -338,8 +364,36 @@ def _conflict(request: SpareRequest) -> SpareConflict:
 
 
 async def _start_one(
-    client: Client, settings: Settings, request: SpareRequest, digest: str, of: str = ""
+    client: Client,
+    settings: Settings,
+    request: SpareRequest,
+    digest: str,
+    of: str = "",
+    admission: Admission | None = None,
 ) -> PrepareAccepted:
+    workflow_id = request.spare_id
+
+    async def start() -> str | None:
+        return await _start_or_find(client, settings, request, digest, of)
+
+    if admission is None:
+        existing = await start()
+    else:
+        existing = await admission.request_hash(workflow_id, start)
+    if existing != digest:
+        raise _conflict(request)
+    return PrepareAccepted(
+        spare_id=workflow_id,
+        workflow_id=workflow_id,
+        ui_url=settings.workflow_ui_url(workflow_id),
+        spares=[workflow_id],
+    )
+
+
+async def _start_or_find(
+    client: Client, settings: Settings, request: SpareRequest, digest: str, of: str
+) -> str | None:
+    """Start the spare unless its id exists; the request hash of the run that is the spare."""
     workflow_id = request.spare_id
     with temporal_errors(workflow_id):
         # An existing spare (running or ended) is found below, never started again.
@@ -358,15 +412,8 @@ async def _start_one(
                 static_summary=request.summary() + of,
             )
         _, description = await _describe_owner(client, workflow_id)
-        existing = await description.memo_value(MEMO_REQUEST_HASH, default=None)
-    if existing != digest:
-        raise _conflict(request)
-    return PrepareAccepted(
-        spare_id=workflow_id,
-        workflow_id=workflow_id,
-        ui_url=settings.workflow_ui_url(workflow_id),
-        spares=[workflow_id],
-    )
+        existing: str | None = await description.memo_value(MEMO_REQUEST_HASH, default=None)
+    return existing
 
 
 async def _describe_owner(

@@ -172,7 +172,7 @@ class Benchmark:
                     **run_fields(run),
                 )
         ratio = round(sum(spares) / sum(minimal), 2)
-        self.report.emit("overhead", "ratio", ratio, "x", "<= 1.5", rounds=self.sizes.rounds)
+        self.report.emit("overhead", "ratio", ratio, "x", "<= 1.3", rounds=self.sizes.rounds)
         # The same comparison in CPU seconds (worker, server, lab and driver): less sensitive
         # to other load on the machine than wall time.
         cpu_ratio = round(cpu["PrepareSpare"] / cpu["minimal"], 2)
@@ -261,7 +261,7 @@ class Benchmark:
             f"worker RSS, {len(spare_ids)} spares Ready",
             round(held, 1),
             "MB",
-            "< 400 MB",
+            "< 250 MB",
             cluster=cluster,
         )
         failed = await release_all(self.stack, spare_ids)

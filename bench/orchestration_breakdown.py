@@ -25,14 +25,18 @@ E = EventType
 
 @dataclass
 class Timeline:
-    """Named moments (unix seconds) of one spare's path to create-VM."""
+    """Named moments (unix seconds) of one spare's path to create-VM, in the path's order."""
 
     points: dict[str, float] = field(default_factory=dict)
+    answered: float | None = None  # when the 202 came back (it overlaps the first steps)
 
     def steps(self) -> list[tuple[str, float]]:
-        """(step, ms) between consecutive moments, in time order."""
-        ordered = sorted(self.points.items(), key=lambda kv: kv[1])
-        return [(f"{a} -> {b}", (tb - ta) * 1000) for (a, ta), (b, tb) in pairwise(ordered)]
+        """(step, ms) between consecutive moments of the path; then the API's own answer."""
+        ordered = list(self.points.items())
+        steps = [(f"{a} -> {b}", (tb - ta) * 1000) for (a, ta), (b, tb) in pairwise(ordered)]
+        if self.answered is not None and ordered:
+            steps.append(("POST sent -> 202 received", (self.answered - ordered[0][1]) * 1000))
+        return steps
 
 
 def _t(event: HistoryEvent) -> float:
@@ -80,7 +84,7 @@ async def spare_timeline(
     ledger = list(
         (await client.get_workflow_handle(ledger_workflow_id(inventory)).fetch_history()).events
     )
-    line = Timeline({"POST sent": sent, "202 received": answered})
+    line = Timeline({"POST sent": sent}, answered)
     line.points["workflow started"] = _t(spare[0])
     tasks = [e for e in spare if e.event_type == E.EVENT_TYPE_WORKFLOW_TASK_STARTED]
     done = [e for e in spare if e.event_type == E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED]

@@ -37,6 +37,7 @@ from activities.warm_pools import WarmActivities
 from placement.policy import load_policy
 from runtime.settings import Settings
 from runtime.telemetry import process_runtime
+from workflows.compensate_spare import CompensateSpare
 from workflows.ledger import InventoryLedger
 from workflows.prepare_spare import PrepareSpare
 from workflows.reconcile_spares import ReconcileSpares
@@ -51,7 +52,15 @@ from .schedules import apply_reconcile_schedule, apply_warm_pools
 from .spare_census import census_loop
 from .versioning import deployment_config
 
-WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares, WarmPool]
+WORKFLOWS = [
+    PrepareSpare,
+    ReleaseSpare,
+    InventoryLedger,
+    ScheduleHost,
+    ReconcileSpares,
+    CompensateSpare,
+    WarmPool,
+]
 
 
 def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
@@ -170,6 +179,7 @@ def build_activities(
         event_bus.publish_event,
         hosts.host_address,
         reconcile.find_orphans,
+        reconcile.find_terminated,
     ]
 
 

@@ -13,12 +13,13 @@ from pydantic import SecretStr
 from temporalio.client import Client
 
 from api.codec_server import create_codec_app
-from runtime.encryption import EncryptionCodec, data_converter, new_key
+from runtime.encryption import EncryptionCodec, data_converter
 from runtime.temporal_binaries import temporal_cli
+from tests.known_secrets import CODEC_TOKEN, PAYLOAD_KEY
 from tests.runtime.encrypted_echo import Note
 from webhooks.serve import serve_app
 
-TOKEN = "codec-tok-8e7d6c5b"
+TOKEN = CODEC_TOKEN
 
 
 async def shown_input(client: Client, workflow_id: str, codec_url: str, token: str) -> bytes:
@@ -41,7 +42,7 @@ async def shown_input(client: Client, workflow_id: str, codec_url: str, token: s
 
 
 async def test_the_cli_decodes_through_the_codec_server_with_a_token(client: Client) -> None:
-    codec = EncryptionCodec({"k1": SecretStr(new_key())}, "k1")
+    codec = EncryptionCodec({"k1": SecretStr(PAYLOAD_KEY)}, "k1")
     sealed = Client(
         client.service_client, namespace=client.namespace, data_converter=data_converter(codec)
     )

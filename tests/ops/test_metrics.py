@@ -7,6 +7,7 @@ import contextlib
 import json
 import re
 import socket
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from activities import metrics
+from contracts.release import RELEASE_SPARE
 from contracts.spare import Phase, ReleaseRequest
 from lab.hypervisor import load_inventory_file
 from runtime.connect import connect
@@ -24,7 +26,7 @@ from runtime.telemetry import process_runtime
 from tests.helpers import assert_eventually, new_worker
 from tests.ops.failing_task import FailingTask
 from tests.stack import LAB_INVENTORY, running_stack, wait_phase
-from worker.spare_census import record_census
+from worker.spare_census import count_overdue_releases, record_census
 from workflows.prepare_spare import PrepareSpare
 
 DASHBOARD = REPO_ROOT / "deploy" / "kubernetes" / "base" / "grafana-dashboard.json"
@@ -140,3 +142,24 @@ def test_every_alert_has_a_severity_a_summary_and_a_runbook_line() -> None:
         assert rule["annotations"]["summary"], rule["alert"]
         assert rule["annotations"]["runbook_url"].endswith("OPERATIONS.md#alerts"), rule["alert"]
         assert f"| `{rule['alert']}` |" in runbook, f"{rule['alert']}: no runbook line"
+
+
+async def test_the_census_counts_releases_running_past_their_bound(
+    temporal_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    client = temporal_env.client
+    # A release nobody runs (no worker on this queue): it stays running, like a stuck one.
+    handle = await client.start_workflow(
+        RELEASE_SPARE, id=f"release-{task_queue}", task_queue=task_queue
+    )
+    try:
+
+        async def counted() -> None:
+            overdue = await count_overdue_releases(client, task_queue, older_than=timedelta(0))
+            assert overdue == 1
+
+        await assert_eventually(counted, timeout=20, interval=0.5)
+        # Within the bound it is not overdue.
+        assert await count_overdue_releases(client, task_queue) == 0
+    finally:
+        await handle.terminate()

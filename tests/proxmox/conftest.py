@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.conftest import SECRET_SCAN
 from tests.proxmox.cluster import PveCluster, start_cluster, stop_cluster
 
 
@@ -14,6 +15,8 @@ def pve_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PveCluster
     pytest.importorskip("fakepve", reason="fakepve is not installed: pip install -e '.[test]'")
     pytest.importorskip("proxmoxer", reason="proxmoxer is not installed: pip install -e '.[test]'")
     cluster, thread = start_cluster(tmp_path_factory.mktemp("pve"))
+    # The API token must never reach a workflow history or a log line.
+    SECRET_SCAN.add("proxmox api token", cluster.token_secret)
     try:
         yield cluster
     finally:

@@ -245,3 +245,33 @@ async def test_a_cancelled_create_stops_and_the_destroy_removes_what_it_made(
         cluster.ceph_recover()
         del cluster.storages["ceph-pool"]
     nothing_left(pve, "spare-px-9")
+
+
+async def test_a_node_without_the_template_clones_one_from_shared_storage_with_target(
+    pve: PveCluster, tmp_path: Path, foreign_digest: str
+) -> None:
+    cluster = pve.pve
+    cluster.add_ceph_storage("ceph-pool")  # shared: every node reaches its disks
+    cluster.add_vm(
+        9100,
+        "debian-12-shared",
+        node="pve1",
+        template=True,
+        config={
+            "template": 1,
+            "scsi0": "ceph-pool:base-9100-disk-0,size=4G",
+            "net0": "virtio=BC:24:11:00:91:00,bridge=vmbr0",
+        },
+    )
+    try:
+        acts = activities(pve, tmp_path)
+        facts = await create(acts, spec("spare-px-10", "pve3", 210, image="debian-12-shared"))
+        assert (facts.host, facts.vmid) == ("pve3", 210)
+        assert pve.pve.vm(210).node == "pve3"
+        clone = next(t for t in cluster.tasklog if t["type"] == "qmclone" and t["id"] == "9100")
+        assert clone["node"] == "pve1"  # cloned where the template is, onto its target
+        await destroy(acts, "spare-px-10", "pve3")
+    finally:
+        cluster.vms.remove(cluster.vm(9100))
+        del cluster.storages["ceph-pool"]
+    nothing_left(pve, "spare-px-10")
