@@ -138,6 +138,9 @@ class WarmPoolState(BaseModel):
     last_failure: str | None = None
     # No new spare is started before this (after a failure: a backoff).
     retry_at: datetime | None = None
+    # A shortage told by `warm_pool.short` and not over yet; how many were told in this run.
+    short_open: bool = False
+    short_told: int = 0
 
 
 class WarmPoolView(BaseModel):

@@ -379,7 +379,8 @@ class PrepareSpare:
         self._status.topology = reservation.topology
         self._set_attributes(HOST.value_set(vm.host))
         self._notifier.send(EventType.RESERVED, host=vm.host, topology=_topology_info(reservation))
-        await workflow.execute_activity_method(
+        # One patch of the Node, answered within this workflow task.
+        await workflow.execute_local_activity_method(
             WarmActivities.claim_warm_node,
             WarmNodeInput(node_name=vm.name, labels=req.spare_labels(spare_id)),
             start_to_close_timeout=req.timeouts.call,

@@ -16,12 +16,14 @@ from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import TimeoutError as TemporalTimeout
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities import metrics
     from activities.ledger import LedgerActivities
+    from activities.notify import NotifyActivities, PlanNotificationsInput, PlanNotificationsResult
     from activities.warm_pools import WarmActivities
     from contracts.spare import (
         PREPARE_SPARE,
@@ -52,6 +54,9 @@ with workflow.unsafe.imports_passed_through():
         WarmSpare,
         WarmSpareReport,
     )
+    from webhooks.events import EventType
+
+from .notifier import Notifier
 
 # Claims remembered for repeats (a claimant's retried activity); older ones are forgotten.
 CLAIMS_KEPT = 500
@@ -75,6 +80,7 @@ class WarmPool:
         self._state = state
         self._lock = asyncio.Lock()
         self._changed = True
+        self._notifier: Notifier | None = None
 
     @workflow.run
     async def run(self, state: WarmPoolState) -> None:
@@ -90,6 +96,9 @@ class WarmPool:
         # Claims in flight finish first, so their answers survive the hand-over.
         await workflow.wait_condition(lambda: not self._lock.locked())
         await workflow.wait_condition(workflow.all_handlers_finished)
+        if self._notifier is not None:
+            await self._notifier.drain()
+        self._state.short_told = 0  # webhook ids count per run
         # Like the ledger, a pool never ends: a new build of the worker deployment takes it
         # over at continue-as-new (worker/versioning.py).
         upgrade = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
@@ -183,7 +192,10 @@ class WarmPool:
         )
         if not warm:
             return ClaimResult(hit=False, reason="no warm spare is Ready")
-        fit: FitWarmResult = await workflow.execute_activity_method(
+        # Local activities: a claim is answered in a few workflow tasks, not a server round
+        # trip per step. Claims are serialised by the lock, so a replay meets each answer at
+        # the same point.
+        fit: FitWarmResult = await workflow.execute_local_activity_method(
             WarmActivities.fit_warm_hosts,
             FitWarmInput(
                 inventory=self._state.spec.inventory,
@@ -233,14 +245,16 @@ class WarmPool:
 
     async def _hand_over(self, spare_id: str, to: str) -> HandOverResult:
         try:
-            result: HandOverResult = await workflow.execute_activity_method(
+            result: HandOverResult = await workflow.execute_local_activity_method(
                 WarmActivities.hand_over_spare,
                 HandOverRequest(warm_spare_id=spare_id, spare_id=to),
                 start_to_close_timeout=self._state.spec.timeouts.call,
                 retry_policy=CALL_RETRY,
             )
-        except ActivityError as err:
-            return HandOverResult(accepted=False, reason=str(err.cause or err))
+        except (ActivityError, ApplicationError, TemporalTimeout) as err:
+            # Not known to be handed over: the spare is treated as leaving (the orphan sweep
+            # follows a hand-over that did happen to its claimant).
+            return HandOverResult(accepted=False, reason=str(err))
         return result
 
     # --- keeping the pool full ----------------------------------------------------------------
@@ -274,6 +288,7 @@ class WarmPool:
         if missing > 0 and (self._state.retry_at is None or now >= self._state.retry_at):
             for _ in range(missing):
                 await self._start_spare(generation)
+        await self._tell_when_short()
         metrics.warm_pool_ready(
             workflow.metric_meter(),
             spec.name,
@@ -318,6 +333,32 @@ class WarmPool:
             parent_close_policy=ParentClosePolicy.ABANDON,
             static_summary=f"Warm spare of pool {spec.name}",
             search_attributes=start_search_attributes(request),
+        )
+
+    async def _tell_when_short(self) -> None:
+        """`warm_pool.short` once per shortage; a pool full again closes it."""
+        reason = self._short_reason()
+        if reason is None:
+            live = sum(s.phase in ("coming_up", "warm") for s in self._state.spares.values())
+            if live >= self._state.spec.size:
+                self._state.short_open = False
+            return
+        if self._state.short_open:
+            return
+        self._state.short_open = True
+        self._state.short_told += 1
+        spec = self._state.spec
+        if self._notifier is None:
+            notifier = Notifier(workflow.info().workflow_id, spec.cluster, spec.name)
+            plan: PlanNotificationsResult = await workflow.execute_local_activity_method(
+                NotifyActivities.plan_notifications,
+                PlanNotificationsInput(receivers=None),
+                start_to_close_timeout=spec.timeouts.call,
+            )
+            notifier.routes, notifier.event_bus = plan.routes, plan.event_bus
+            self._notifier = notifier
+        self._notifier.send(
+            EventType.WARM_POOL_SHORT, reason=reason, occurrence=self._state.short_told
         )
 
     def _failed(self, reason: str) -> None:

@@ -275,3 +275,15 @@ async def test_a_node_without_the_template_clones_one_from_shared_storage_with_t
         cluster.vms.remove(cluster.vm(9100))
         del cluster.storages["ceph-pool"]
     nothing_left(pve, "spare-px-10")
+
+
+async def test_a_password_instead_of_a_token_is_a_configuration_error(
+    pve: PveCluster, tmp_path: Path
+) -> None:
+    acts = activities(
+        pve, tmp_path, proxmox_api_token_secret="", proxmox_api_password="the-password"
+    )
+    err = await failed_create(acts, spec("spare-px-11", "pve1", 211))
+    assert err.non_retryable, err.message
+    assert "token" in err.message and "the-password" not in err.message
+    nothing_left(pve, "spare-px-11")

@@ -213,4 +213,12 @@ async def test_a_request_that_does_not_fit_takes_warm_spares_back(
             assert warm == warm_ids - set(taken)
 
         await assert_eventually(short)
+
+        async def told() -> None:
+            events = await stack.events(pool_id(pool_name))
+            assert [e["type"] for e in events] == ["warm_pool.short"], events
+            assert events[0]["event"]["data"]["pool"] == pool_name
+            assert "no_capacity" in events[0]["event"]["data"]["reason"]
+
+        await assert_eventually(told)
         await handle.terminate("test over")
