@@ -8,11 +8,14 @@ Reading the whole explanation builds one dict per host, so that step runs no Pyt
 host: names and keywords are taken from object arrays and zipped into the dict in C, and the
 score breakdowns, which repeat a lot (every score is an integer 0..100), are built once per
 distinct row. Candidates with the same breakdown share that one dict: like the cached
-explanation itself, it is read-only.
+explanation itself, it is read-only. When most hosts are candidates, their dict starts as a
+copy of the inventory's {name: None} (a copy reuses the hash table; thousands of inserts would
+rebuild it several times) less the rejected hosts.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -46,16 +49,16 @@ class Decision:
     name_array: ObjectArray | None = field(default=None, repr=False)
     # The request's topology and the chosen host's domains; None when it names no topology.
     topology: PlacedTopology | None = None
+    # `names` as a dict {name: None} (HostTable.name_dict); built from `names` when not given.
+    name_dict: dict[str, None] | None = field(default=None, repr=False)
 
     @cached_property
     def rejected(self) -> dict[str, str]:
-        rows = np.flatnonzero(self.reason_codes)
-        if len(rows) == 0:
+        if len(self._rejected_rows) == 0:
             return {}
         keywords = object_array(("", *self.keywords))
-        return dict(
-            zip(self._names_at(rows), keywords[self.reason_codes[rows]].tolist(), strict=True)
-        )
+        found = keywords[self.reason_codes[self._rejected_rows]].tolist()
+        return dict(zip(self._rejected_names, found, strict=True))
 
     @cached_property
     def scores(self) -> dict[str, dict[str, int]]:
@@ -65,9 +68,14 @@ class Decision:
         picked, inverse = _distinct_rows(self.matrix)
         columns = [*self.matrix[picked].T.tolist(), self.totals[picked].tolist()]
         rows = _dict_rows(len(columns))((*self.plugins, "total"), columns)
-        return dict(
-            zip(self._names_at(self.candidates), object_array(rows)[inverse].tolist(), strict=True)
-        )
+        breakdowns = object_array(rows)[inverse].tolist()
+        names = self._names_at(self.candidates)
+        if len(self.candidates) < len(self._rejected_rows):
+            return dict(zip(names, breakdowns, strict=True))
+        out: dict[str, Any] = (self.name_dict or dict.fromkeys(self.names)).copy()
+        deque(map(out.pop, self._rejected_names), 0)
+        out.update(zip(names, breakdowns, strict=True))
+        return out
 
     @cached_property
     def reason_counts(self) -> dict[str, int]:
@@ -116,6 +124,14 @@ class Decision:
         return self._name_array[idx].tolist()
 
     @cached_property
+    def _rejected_rows(self) -> IntArray:
+        return np.flatnonzero(self.reason_codes)
+
+    @cached_property
+    def _rejected_names(self) -> list[str]:
+        return self._names_at(self._rejected_rows)
+
+    @cached_property
     def _name_array(self) -> ObjectArray:
         return object_array(self.names) if self.name_array is None else self.name_array
 
@@ -136,20 +152,28 @@ def _distinct_rows(matrix: IntArray) -> tuple[IntArray, IntArray]:
     rank of its values (scores span a small range), the ranks are combined into one mixed-radix
     code per row, and codes are told apart with a lookup table instead of a sort."""
     n = len(matrix)
-    code = np.zeros(n, dtype=np.int64)
-    space = 1
-    for column in matrix.T:
-        low, high = int(column.min()), int(column.max())
-        if high - low >= _RANK_LIMIT:
+    code: IntArray | None = None
+    space = offset = 1
+    # Column minima only to see that none is negative: scores are never below 0.
+    lows, highs = matrix.min(axis=0, initial=0).tolist(), matrix.max(axis=0, initial=0).tolist()
+    for column, low, high in zip(matrix.T, lows, highs, strict=True):
+        if low < 0 or high >= _RANK_LIMIT:
             return _distinct_rows_sorted(matrix)
-        present = np.zeros(high - low + 1, dtype=bool)
-        present[column - low] = True
-        rank = np.cumsum(present) - 1
-        distinct = int(rank[-1]) + 1
+        present = np.zeros(high + 1, dtype=bool)
+        present[column] = True
+        rank = np.cumsum(present)  # the dense rank of each value, from 1
+        distinct = int(rank[-1])
         if space * distinct >= _RANK_LIMIT:
             return _distinct_rows_sorted(matrix)
-        code = code * distinct + rank[column - low]
+        if code is None:
+            code = rank[column]
+        else:
+            code *= distinct
+            code += rank[column]
+            offset = offset * distinct + 1
         space *= distinct
+    # Ranks counted from 1 add `offset` to every code: take it off once.
+    code = np.zeros(n, dtype=np.int64) if code is None else code - offset
     representative = np.full(space, -1, dtype=np.int64)
     representative[code] = np.arange(n)
     seen = representative >= 0

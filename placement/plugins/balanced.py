@@ -53,9 +53,11 @@ class BalancedAllocation:
 
 
 def _fraction_v(r: IntArray, cap: IntArray) -> FloatArray:
-    fraction = np.ones(len(cap))  # a zero capacity counts as full
-    np.divide(r, cap, out=fraction, where=cap > 0)
-    return np.minimum(fraction, 1.0, out=fraction)
+    fraction = r / np.maximum(cap, 1)  # the same division where cap > 0
+    np.minimum(fraction, 1.0, out=fraction)
+    if not r.all():  # a zero capacity counts as full, also with nothing requested
+        np.copyto(fraction, 1.0, where=cap == 0)
+    return fraction
 
 
 def _std_v(fractions: Sequence[FloatArray]) -> FloatArray:

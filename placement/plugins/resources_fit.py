@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
-from ..framework import RequestContext
+from ..framework import FilterMasks, RequestContext
 from ..models import Host, Policy, VmRequest
 from ..names import (
     INSUFFICIENT_CPU,
@@ -80,21 +78,21 @@ class NodeResourcesFit:
             return INSUFFICIENT_DEVICE
         return None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> FilterMasks:
         u = ctx.table_usage(table)
         request = ctx.request
-        out = np.zeros(len(table), dtype=np.int64)
-        # Last written wins: write the checks from the last to the first.
+        devices = None
         for name, count in request.devices.items():
             if count > 0:
-                out[table.device_short(name, count)] = 5
-        if request.disk_gb > 0:
-            out[u.disk_req > u.disk_cap] = 4
-        if request.gpu > 0:
-            out[u.gpu_req > u.gpu_cap] = 3
-        out[u.mem_req > u.mem_cap] = 2
-        out[u.cpu_req > u.cpu_cap] = 1
-        return out
+                short = table.device_short(name, count)
+                devices = short if devices is None else devices | short
+        return (
+            u.cpu_req > u.cpu_cap,
+            u.mem_req > u.mem_cap,
+            u.gpu_req > u.gpu_cap if request.gpu > 0 else None,
+            u.disk_req > u.disk_cap if request.disk_gb > 0 else None,
+            devices,
+        )
 
     def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None:
         w = ctx.policy.resource_weights
