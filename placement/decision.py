@@ -30,6 +30,8 @@ from .topology_record import PlacedTopology
 # Distinct score rows are found with a lookup table of at most this many entries; wider score
 # ranges (site plugins) fall back to a sort.
 _RANK_LIMIT = 1 << 16
+# Columns spanning fewer values than this are used as they are, without ranking them.
+_DIRECT_RANGE = 64
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,12 +71,13 @@ class Decision:
         columns = [*self.matrix[picked].T.tolist(), self.totals[picked].tolist()]
         rows = _dict_rows(len(columns))((*self.plugins, "total"), columns)
         breakdowns = object_array(rows)[inverse].tolist()
-        names = self._names_at(self.candidates)
         if len(self.candidates) < len(self._rejected_rows):
-            return dict(zip(names, breakdowns, strict=True))
+            return dict(zip(self._names_at(self.candidates), breakdowns, strict=True))
         out: dict[str, Any] = (self.name_dict or dict.fromkeys(self.names)).copy()
         deque(map(out.pop, self._rejected_names), 0)
-        out.update(zip(names, breakdowns, strict=True))
+        # The keys left are the candidates, in name order: setting their values while reading
+        # them is safe (no key is added or removed) and saves listing their names.
+        out.update(zip(out, breakdowns, strict=True))
         return out
 
     @cached_property
@@ -154,22 +157,25 @@ def _distinct_rows(matrix: IntArray) -> tuple[IntArray, IntArray]:
     n = len(matrix)
     code: IntArray | None = None
     space = offset = 1
-    # Column minima only to see that none is negative: scores are never below 0.
-    lows, highs = matrix.min(axis=0, initial=0).tolist(), matrix.max(axis=0, initial=0).tolist()
+    lows, highs = matrix.min(axis=0).tolist(), matrix.max(axis=0).tolist()
     for column, low, high in zip(matrix.T, lows, highs, strict=True):
         if low < 0 or high >= _RANK_LIMIT:
             return _distinct_rows_sorted(matrix)
-        present = np.zeros(high + 1, dtype=bool)
-        present[column] = True
-        rank = np.cumsum(present)  # the dense rank of each value, from 1
-        distinct = int(rank[-1])
+        if high - low < _DIRECT_RANGE and space * (high - low + 1) < _RANK_LIMIT:
+            # A narrow column is its own rank (value - low + 1): no lookup needed.
+            distinct, ranks = high - low + 1, column - (low - 1)
+        else:
+            present = np.zeros(high + 1, dtype=bool)
+            present[column] = True
+            rank = np.cumsum(present)  # the dense rank of each value, from 1
+            distinct, ranks = int(rank[-1]), rank[column]
         if space * distinct >= _RANK_LIMIT:
             return _distinct_rows_sorted(matrix)
         if code is None:
-            code = rank[column]
+            code = ranks
         else:
             code *= distinct
-            code += rank[column]
+            code += ranks
             offset = offset * distinct + 1
         space *= distinct
     # Ranks counted from 1 add `offset` to every code: take it off once.

@@ -4,7 +4,9 @@
 `CandidateUsage` the candidates' only. Columns are computed on first use and shared by the
 plugins of one request: the resources filter computes the requested CPU and memory, and the
 scores reuse them for the candidates. A column a request does not need (disk, say) is never
-computed.
+computed. The scores read `Amounts`, the candidates' columns as float64: every amount is an
+integer below 2**53, so the floats are exact, and float arithmetic is several times faster than
+int64 division.
 """
 
 from __future__ import annotations
@@ -13,8 +15,27 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 from .models import AllocationRatios, Host, VmRequest
-from .table import HostTable, IntArray
+from .table import FloatArray, HostTable, IntArray
+
+# Score resources: the request's amount and the table's (capacity, allocated) columns.
+SCORED = ("cpu", "memory_mb", "disk_gb")
+
+
+@dataclass(frozen=True, eq=False)
+class Amounts:
+    """One resource of the candidates, as exact floats: effective capacity, and the amount
+    requested once the new VM is on the host."""
+
+    cap: FloatArray
+    req: FloatArray
+
+    @cached_property
+    def cap_or_1(self) -> FloatArray:
+        """The capacity as a divisor: a zero capacity divides by 1."""
+        return np.maximum(self.cap, 1.0)
 
 
 @dataclass(frozen=True)
@@ -104,6 +125,7 @@ class CandidateUsage:
     def __init__(self, whole: TableUsage, idx: IntArray) -> None:
         self.whole = whole
         self.idx = idx
+        self._amounts: dict[str, Amounts] = {}
 
     @cached_property
     def cpu_cap(self) -> IntArray:
@@ -136,3 +158,27 @@ class CandidateUsage:
     @cached_property
     def disk_req(self) -> IntArray:
         return self.whole.disk_req[self.idx]
+
+    def amounts(self, resource: str) -> Amounts:
+        """A scored resource (`SCORED`) of the candidates as floats, computed once."""
+        cached = self._amounts.get(resource)
+        if cached is None:
+            whole = self.whole
+            table, ratios = whole.table, whole.ratios
+            if resource == "cpu":
+                cap, allocated, asked = whole.cpu_cap, table.cpu_allocated, whole.request.cpu
+                key: tuple[object, ...] = (resource, ratios.cpu, ratios.memory_mb)
+            elif resource == "memory_mb":
+                cap, allocated = whole.mem_cap, table.memory_allocated
+                asked = whole.request.memory_mb
+                key = (resource, ratios.cpu, ratios.memory_mb)
+            else:
+                cap, allocated, asked = whole.disk_cap, table.disk_allocated, whole.request.disk_gb
+                key = (resource,)
+            cap_f, allocated_f = table.memo(
+                ("float", *key), lambda: (cap.astype(np.float64), allocated.astype(np.float64))
+            )
+            req = allocated_f[self.idx]
+            req += asked
+            cached = self._amounts[resource] = Amounts(cap_f[self.idx], req)
+        return cached

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ..framework import FilterMasks, RequestContext
 from ..models import Host, Policy, VmRequest
 from ..names import (
@@ -26,6 +28,7 @@ from ..names import (
     NODE_RESOURCES_FIT,
 )
 from ..table import HostTable, IntArray
+from ..usage import Amounts
 from . import strategies as s
 
 
@@ -37,12 +40,12 @@ def _per_resource(policy: Policy, r: int, cap: int) -> int:
     return s.requested_to_capacity(r, cap, policy.ratio_shape)
 
 
-def _per_resource_v(policy: Policy, r: IntArray, cap: IntArray) -> IntArray:
+def _per_resource_v(policy: Policy, a: Amounts) -> IntArray:
     if policy.scoring_strategy == "LeastAllocated":
-        return s.least_allocated_v(r, cap)
+        return s.least_allocated_v(a)
     if policy.scoring_strategy == "MostAllocated":
-        return s.most_allocated_v(r, cap)
-    return s.requested_to_capacity_v(r, cap, policy.ratio_shape)
+        return s.most_allocated_v(a)
+    return s.requested_to_capacity_v(a, policy.ratio_shape)
 
 
 def device_short(request: VmRequest, host: Host) -> str | None:
@@ -109,8 +112,13 @@ class NodeResourcesFit:
     def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
         u = ctx.candidate_usage(table, idx)
         w = ctx.policy.resource_weights
-        total = _per_resource_v(ctx.policy, u.cpu_req, u.cpu_cap) * w.cpu
-        total += _per_resource_v(ctx.policy, u.mem_req, u.mem_cap) * w.memory_mb
-        if w.disk_gb:
-            total += _per_resource_v(ctx.policy, u.disk_req, u.disk_cap) * w.disk_gb
-        return total // (w.cpu + w.memory_mb + w.disk_gb)
+        total = np.zeros(len(idx), dtype=np.int64)
+        for resource, weight in (
+            ("cpu", w.cpu),
+            ("memory_mb", w.memory_mb),
+            ("disk_gb", w.disk_gb),
+        ):
+            if weight:
+                total += _per_resource_v(ctx.policy, u.amounts(resource)) * weight
+        total //= w.cpu + w.memory_mb + w.disk_gb
+        return total
