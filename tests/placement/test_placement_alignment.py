@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from factories import decide, host, placement_input, request
 
-ALIGN = {"plugin_weights": {"ResourceAlignment": 3}}
+ALIGN: dict[str, Any] = {"plugin_weights": {"ResourceAlignment": 3}}
 
 
 def _alignment(
-    req_fields: dict[str, int], policy: dict[str, object] = ALIGN, **hosts: dict[str, int]
+    req_fields: dict[str, int], policy: dict[str, Any] = ALIGN, **hosts: dict[str, int]
 ) -> dict[str, int]:
     inp = placement_input([host(n, **f) for n, f in hosts.items()], request(**req_fields), policy)
     return {h: s["ResourceAlignment"] for h, s in decide(inp).scores.items()}
