@@ -30,6 +30,12 @@ from .topology_record import PlacedTopology
 # Distinct score rows are found with a lookup table of at most this many entries; wider score
 # ranges (site plugins) fall back to a sort.
 _RANK_LIMIT = 1 << 16
+# A score row as one integer, base 101 (scores are 0..100), for up to 8 plugins.
+_BASE_101 = 101 ** np.arange(8, dtype=np.int64)
+# At most this many breakdowns are kept per set of plugins; then they are built anew.
+_INTERN_LIMIT = 1 << 16
+# {plugins: {row code: breakdown}}, one per engine (the weights make the total).
+BreakdownCache = dict[tuple[str, ...], dict[int, dict[str, int]]]
 # Columns spanning fewer values than this are used as they are, without ranking them.
 _DIRECT_RANGE = 64
 
@@ -53,6 +59,8 @@ class Decision:
     topology: PlacedTopology | None = None
     # `names` as a dict {name: None} (HostTable.name_dict); built from `names` when not given.
     name_dict: dict[str, None] | None = field(default=None, repr=False)
+    # Score breakdowns already built, by plugins and scores (the engine's): reused, not rebuilt.
+    interned: BreakdownCache | None = field(default=None, repr=False)
 
     @cached_property
     def rejected(self) -> dict[str, str]:
@@ -68,9 +76,7 @@ class Decision:
             return {}
         # The total follows from the plugin scores, so the plugin columns alone tell rows apart.
         picked, inverse = _distinct_rows(self.matrix)
-        columns = [*self.matrix[picked].T.tolist(), self.totals[picked].tolist()]
-        rows = _dict_rows(len(columns))((*self.plugins, "total"), columns)
-        breakdowns = object_array(rows)[inverse].tolist()
+        breakdowns = object_array(self._breakdowns(picked))[inverse].tolist()
         if len(self.candidates) < len(self._rejected_rows):
             return dict(zip(self._names_at(self.candidates), breakdowns, strict=True))
         out: dict[str, Any] = (self.name_dict or dict.fromkeys(self.names)).copy()
@@ -122,6 +128,28 @@ class Decision:
     def _ranking(self) -> IntArray:
         # Candidates are in name order, so a stable sort on -total keeps name_asc for ties.
         return np.argsort(-self.totals, kind="stable")
+
+    def _breakdowns(self, picked: IntArray) -> list[dict[str, int]]:
+        """The breakdown dict of each row `picked`, taken from `interned` where it is there."""
+        distinct = self.matrix[picked]
+        width = len(self.plugins)
+        if self.interned is None or width > 8 or distinct.min() < 0 or distinct.max() > 100:
+            return self._build_rows(picked)
+        # Scores 0..100 in base 101: one integer per row, the same in every decision.
+        codes = (distinct @ _BASE_101[:width]).tolist()
+        known = self.interned.setdefault(self.plugins, {})
+        rows = list(map(known.get, codes))
+        if None in rows:
+            missing = [j for j, row in enumerate(rows) if row is None]
+            if len(known) + len(missing) > _INTERN_LIMIT:
+                known.clear()
+            for j, row in zip(missing, self._build_rows(picked[missing]), strict=True):
+                rows[j] = known[codes[j]] = row
+        return rows  # type: ignore[return-value]  # no None is left
+
+    def _build_rows(self, picked: IntArray) -> list[dict[str, int]]:
+        columns = [*self.matrix[picked].T.tolist(), self.totals[picked].tolist()]
+        return _dict_rows(len(columns))((*self.plugins, "total"), columns)
 
     def _names_at(self, idx: IntArray) -> list[str]:
         return self._name_array[idx].tolist()

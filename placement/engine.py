@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .decision import Decision
+from .decision import BreakdownCache, Decision
 from .framework import FilterMasks, PreFilter, RequestContext, TableFilter, TableScore
 from .models import ExistingVm, PlacementInput, Policy, VmRequest
 from .names import NO_HOST_FITS, NO_VMID_AVAILABLE
@@ -43,6 +43,8 @@ class Engine:
             vectorised and isinstance(p, TableScore) for p, _ in self.pipeline.scores
         ]
         self._pre_filters = [p for p in self.pipeline.filters if isinstance(p, PreFilter)]
+        # Score breakdowns are read-only dicts: decisions of this engine share equal ones.
+        self._breakdowns: BreakdownCache = {}
 
     def decide(
         self,
@@ -64,7 +66,7 @@ class Engine:
                     None, None, failure.error, table.names, (), np.zeros(len(table), np.int64),
                     none, (), np.zeros((0, 0), np.int64), none, failure.detail,
                     topology=chosen_topology(request, None, wanted),
-                    name_array=names[0], name_dict=names[1],
+                    name_array=names[0], name_dict=names[1], interned=self._breakdowns,
                 )  # fmt: skip
         reasons, keywords = self._filter(ctx, table)
         candidates = np.flatnonzero(reasons == 0)
@@ -73,7 +75,7 @@ class Engine:
             return Decision(
                 None, None, NO_HOST_FITS, table.names, keywords, reasons, candidates,
                 plugins, matrix, totals, topology=chosen_topology(request, None, wanted),
-                name_array=names[0], name_dict=names[1],
+                name_array=names[0], name_dict=names[1], interned=self._breakdowns,
             )  # fmt: skip
         chosen = int(candidates[int(np.argmax(totals))])
         host: str | None = table.names[chosen]
@@ -86,7 +88,7 @@ class Engine:
         return Decision(
             host, vmid, error, table.names, keywords, reasons, candidates,
             plugins, matrix, totals, detail, topology=topology,
-            name_array=names[0], name_dict=names[1],
+            name_array=names[0], name_dict=names[1], interned=self._breakdowns,
         )  # fmt: skip
 
     def _filter(self, ctx: RequestContext, table: HostTable) -> tuple[IntArray, tuple[str, ...]]:
