@@ -26,16 +26,14 @@ SCORED = ("cpu", "memory_mb", "disk_gb")
 
 @dataclass(frozen=True, eq=False)
 class Amounts:
-    """One resource of the candidates, as exact floats: effective capacity, and the amount
-    requested once the new VM is on the host."""
+    """One resource of the candidates, as exact floats: effective capacity, the capacity as a
+    divisor (a zero capacity divides by 1), and the amount requested once the new VM is on
+    the host; `largest_cap` bounds every capacity of the table."""
 
     cap: FloatArray
+    cap_or_1: FloatArray
     req: FloatArray
-
-    @cached_property
-    def cap_or_1(self) -> FloatArray:
-        """The capacity as a divisor: a zero capacity divides by 1."""
-        return np.maximum(self.cap, 1.0)
+    largest_cap: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -175,10 +173,17 @@ class CandidateUsage:
             else:
                 cap, allocated, asked = whole.disk_cap, table.disk_allocated, whole.request.disk_gb
                 key = (resource,)
-            cap_f, allocated_f = table.memo(
-                ("float", *key), lambda: (cap.astype(np.float64), allocated.astype(np.float64))
+            cap_f, cap_or_1, allocated_f, largest = table.memo(
+                ("float", *key),
+                lambda: (
+                    cap.astype(np.float64),
+                    np.maximum(cap, 1).astype(np.float64),
+                    allocated.astype(np.float64),
+                    float(cap.max(initial=0)),
+                ),
             )
             req = allocated_f[self.idx]
             req += asked
-            cached = self._amounts[resource] = Amounts(cap_f[self.idx], req)
+            cached = Amounts(cap_f[self.idx], cap_or_1[self.idx], req, largest)
+            self._amounts[resource] = cached
         return cached

@@ -51,7 +51,7 @@ _FLOAT_EXACT = 2**46
 
 def _percent(part: FloatArray, a: Amounts) -> IntArray:
     """`(part * 100) // cap` for whole numbers 0 <= part <= cap, and 0 where cap is 0."""
-    if len(a.cap) and a.cap.max() >= _FLOAT_EXACT:
+    if a.largest_cap >= _FLOAT_EXACT:
         p, cap = part.astype(np.int64) * 100, a.cap.astype(np.int64)
         return np.floor_divide(p, cap, out=np.zeros_like(p), where=cap > 0)
     scaled = part * 100.0

@@ -128,7 +128,7 @@ def test_requested_to_capacity_shape(r: int, cap: int, expected: int) -> None:
 
     from placement.usage import Amounts
 
-    amounts = Amounts(np.array([float(cap)]), np.array([float(r)]))
+    amounts = Amounts(np.array([float(cap)]), np.array([max(cap, 1.0)]), np.array([float(r)]))
     vector = s.requested_to_capacity_v(amounts, SHAPE)
     assert vector.tolist() == [expected]
 
