@@ -6,7 +6,14 @@ it until a final status, reporting `pipeline <id> <status> <web_url>` as progres
 the VM facts from the job artifact `vm.json`. Idempotent by VM name because the pipeline is:
 its playbook returns the existing VM of that name, and the template's `resource_group` per VM
 name runs the pipelines of one VM one after another, so a retry never races a pipeline still
-running. Cancelling cancels the pipeline and waits (bounded) until GitLab confirms.
+running. Cancelling cancels the pipeline (also one whose trigger was in flight) and waits
+(bounded) until GitLab confirms, so the compensation's destroy pipeline comes after it.
+
+The user data carries the VM's bootstrap token, which must never reach GitLab (its variables,
+job logs and artifacts are readable by anyone who may read the project's pipelines). It goes
+out sealed: `VM_USER_DATA_SEALED` is a Fernet token (AES-CBC + HMAC-SHA256, timestamped) under
+a key only the worker and the project's runners hold, over the user data and the VM's name, so
+the job opens it for that VM only and only while it is fresh (`deploy/gitlab/vm_extravars.py`).
 
 python-gitlab is synchronous: every call runs on this provisioner's own threads.
 """
@@ -24,6 +31,7 @@ from typing import Any, TypeVar
 
 import gitlab
 import requests
+from cryptography.fernet import Fernet
 from pydantic import SecretStr, ValidationError
 
 from contracts.vm import VmFacts, VmSpec
@@ -44,6 +52,7 @@ TRANSIENT_FAILURE_REASONS = {
     "data_integrity_failure",
 }
 TRACE_TAIL_LINES = 12
+SEALED_USER_DATA = "VM_USER_DATA_SEALED"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|section_(start|end):\d+:\S+\r?")
 
 
@@ -54,16 +63,33 @@ def trace_tail(trace: bytes, lines: int = TRACE_TAIL_LINES) -> str:
     return "\n".join(kept[-lines:])[-2000:]
 
 
+def seal_user_data(key: SecretStr, vm_name: str, user_data: str) -> str:
+    """The user data as only the runners can read it, for this VM only (see the docstring)."""
+    plain = json.dumps({"vm_name": vm_name, "user_data": user_data}).encode()
+    return Fernet(key.get_secret_value().encode()).encrypt(plain).decode()
+
+
 def pipeline_variables(
-    action: str, spec: VmSpec | None = None, **names: str | None
+    action: str,
+    spec: VmSpec | None = None,
+    user_data_key: SecretStr | None = None,
+    **names: str | None,
 ) -> dict[str, str]:
-    """The trigger variables: strings only, absent values left out."""
+    """The trigger variables: strings only, absent values left out, user data sealed."""
     values: dict[str, Any] = {"VIRTFLOW_ACTION": action, **{k.upper(): v for k, v in names.items()}}
     if spec is not None:
         # One variable per field of the spec: `VM_<FIELD>`, the labels as JSON.
-        fields = spec.model_dump()
+        fields = spec.model_dump(exclude={"user_data"})
         fields["labels"] = json.dumps(spec.labels, sort_keys=True)
         values |= {f"VM_{name.upper()}": value for name, value in fields.items()}
+        if spec.user_data is not None:
+            if user_data_key is None:
+                raise ProvisioningFailed(
+                    "the VM's user data carries a join token, which is never sent to GitLab in "
+                    "the clear: set gitlab_user_data_key (docs/GITLAB.md)",
+                    transient=False,
+                )
+            values[SEALED_USER_DATA] = seal_user_data(user_data_key, spec.name, spec.user_data)
     return {key: str(value) for key, value in values.items() if value is not None}
 
 
@@ -80,8 +106,10 @@ class GitLabProvisioner:
         poll_seconds: float = 5.0,
         cancel_confirm_seconds: float = 60.0,
         http_timeout: float = 30.0,
+        user_data_key: SecretStr | None = None,
     ) -> None:
         self.project_id = project
+        self._user_data_key = user_data_key
         self.ref = ref
         self.poll_seconds = poll_seconds
         self.cancel_confirm_seconds = cancel_confirm_seconds
@@ -100,7 +128,8 @@ class GitLabProvisioner:
     # ----- the Provisioner protocol -----
 
     async def create_vm(self, spec: VmSpec, progress: Progress | None = None) -> VmFacts:
-        job = await self._run_pipeline(pipeline_variables("create", spec), progress)
+        variables = pipeline_variables("create", spec, self._user_data_key)
+        job = await self._run_pipeline(variables, progress)
         facts = await self._facts(job)
         if facts is None:
             raise ProvisioningFailed(
@@ -124,13 +153,22 @@ class GitLabProvisioner:
     async def _run_pipeline(self, variables: dict[str, str], progress: Progress | None) -> Any:
         """Trigger, poll to a final status, and return the job that succeeded."""
         action = variables["VIRTFLOW_ACTION"]
-        pipeline = await self._call(
-            f"trigger the {action} pipeline",
-            self._project.trigger_pipeline,
-            self.ref,
-            self._trigger_token.get_secret_value(),
-            variables=variables,
+        trigger = asyncio.ensure_future(
+            self._call(
+                f"trigger the {action} pipeline",
+                self._project.trigger_pipeline,
+                self.ref,
+                self._trigger_token.get_secret_value(),
+                variables=variables,
+            )
         )
+        try:
+            pipeline = await asyncio.shield(trigger)
+        except asyncio.CancelledError:
+            # A trigger GitLab received starts a pipeline whoever waits for the answer.
+            with contextlib.suppress(ProvisioningFailed):
+                await self._cancel((await trigger).id)
+            raise
         pipeline_id, web_url = pipeline.id, pipeline.web_url
         status = ""
         try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from contracts.vm import VmFacts, VmSpec
 
 from .http_client import HttpClient, HttpUnreachable, Reply
-from .provisioning import Progress, ProvisioningFailed
+from .provisioning import Progress, ProvisioningFailed, finish_first
 
 HTTP_TIMEOUT_SECONDS = 60.0
 _RETRYABLE_4XX = {408, 429}
@@ -56,8 +56,9 @@ class HttpProvisioner:
     async def create_vm(self, spec: VmSpec, progress: Progress | None = None) -> VmFacts:
         if progress is not None:
             progress("POST /vms")
-        response = await self._call(
-            f"create {spec.name}", "POST", "/vms", spec.model_dump(mode="json")
+        # Once sent, the hypervisor creates the VM whether or not anyone reads the answer.
+        response = await finish_first(
+            self._call(f"create {spec.name}", "POST", "/vms", spec.model_dump(mode="json"))
         )
         if response.status not in (200, 201):
             raise _failure(f"create {spec.name} on {spec.host}", response)

@@ -8,6 +8,12 @@ opposite: the Node healthy again.
 Heartbeats carry the problems and since when they last, so a retry on another worker resumes
 the same clock instead of starting over. An unreachable API is not the Node's fault: it is
 reported in the heartbeat, and the judgement waits for the API to answer again.
+
+The watch also ends, at once, when the Node carries RELEASING_ANNOTATION (the release's cordon
+sets it): a cancel reaches an activity only with its next heartbeat, seconds later, and the
+spare waits for its watch to end before it does. When its worker begins to stop, the watch
+fails at once (a benign, retried error) so that it resumes on another worker rather than hold
+the shutdown for its grace period.
 """
 
 from __future__ import annotations
@@ -23,7 +29,9 @@ from lightkube import AsyncClient
 from lightkube.resources.core_v1 import Node
 from pydantic import BaseModel, Field
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
+
+from contracts.spare import RELEASING_ANNOTATION
 
 from .timeouts import QuietHeartbeat, heartbeat_interval
 
@@ -49,6 +57,8 @@ class NodeHealthResult(BaseModel):
     # What is wrong, in words: "Ready=Unknown (NodeStatusUnknown), taint node.kubernetes.io/...".
     reason: str = ""
     since: datetime | None = None
+    # The Node is being released (cordoned by a release): the hold is over.
+    releasing: bool = False
 
 
 def health_problems(node: Node | Mapping[str, Any] | None) -> list[str]:
@@ -77,6 +87,7 @@ class _Health:
     def __init__(self, resumed_since: datetime | None) -> None:
         self.problems: list[str] = []
         self.known = False
+        self.releasing = False
         self.since: datetime | None = None
         self._resumed = resumed_since
         self.api_error: str | None = None
@@ -85,6 +96,7 @@ class _Health:
 
     def observe(self, node: Node | Mapping[str, Any] | None) -> None:
         self.problems = health_problems(node)
+        self.releasing = _releasing(node)
         self.known = True
         self.api_error = None
         if not self.problems:
@@ -101,6 +113,16 @@ class _Health:
             "unhealthy_since": self.since.isoformat() if self.since else None,
             "api_error": self.api_error,
         }
+
+
+def _releasing(node: Node | Mapping[str, Any] | None) -> bool:
+    if node is None:
+        return False
+    if isinstance(node, Mapping):
+        annotations = (node.get("metadata") or {}).get("annotations") or {}
+    else:
+        annotations = (node.metadata.annotations if node.metadata else None) or {}
+    return RELEASING_ANNOTATION in annotations
 
 
 def _resumed_since() -> datetime | None:
@@ -214,10 +236,13 @@ async def watch_node_health(hub: NodeWatchHub, inp: WatchNodeHealthInput) -> Nod
     beats = QuietHeartbeat()
     every = heartbeat_interval(inp.poll_hint_seconds)
     beating = asyncio.create_task(beats.keep_beating(every, health.details))
+    stopping = asyncio.ensure_future(_worker_stopping())
     hub.subscribe(inp.node_name, health)
     try:
         while True:
             timeout: float | None = None
+            if health.releasing:
+                return NodeHealthResult(node_name=inp.node_name, healthy=True, releasing=True)
             if health.known and inp.until == "healthy" and not health.problems:
                 return NodeHealthResult(node_name=inp.node_name, healthy=True)
             if health.known and inp.until == "unhealthy" and health.since is not None:
@@ -231,10 +256,29 @@ async def watch_node_health(hub: NodeWatchHub, inp: WatchNodeHealthInput) -> Nod
                         since=health.since,
                     )
             health.changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(health.changed.wait(), timeout)
+            changed = asyncio.ensure_future(health.changed.wait())
+            await asyncio.wait({changed, stopping}, timeout=timeout, return_when="FIRST_COMPLETED")
+            changed.cancel()
             if health.failure is not None:
                 raise health.failure  # a permanent failure of the shared watch
+            if stopping.done():
+                # Nothing to finish: the retry resumes the watch (and its clock) on a worker
+                # that runs on, instead of this one holding its shutdown for the grace period.
+                activity.heartbeat(health.details())
+                raise ApplicationError(
+                    "the worker is stopping; the watch resumes on another worker",
+                    type="WorkerStopping",
+                    category=ApplicationErrorCategory.BENIGN,
+                )
     finally:
         beating.cancel()
+        stopping.cancel()
         hub.unsubscribe(inp.node_name, health)
+
+
+async def _worker_stopping() -> None:
+    """Returns when this activity's worker begins to shut down (never outside an activity)."""
+    if activity.in_activity():
+        await activity.wait_for_worker_shutdown()
+    else:
+        await asyncio.Event().wait()

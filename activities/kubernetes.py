@@ -29,8 +29,9 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from contracts.drain import DrainNodeInput, DrainNodeResult, DrainOutcome, DrainPolicy
-from contracts.spare import CLUSTER_LABEL, SPARE_LABEL
+from contracts.spare import CLUSTER_LABEL, RELEASING_ANNOTATION, SPARE_LABEL
 
+from . import metrics
 from .kube_drain import drain_node
 from .kube_health import (
     NodeHealthResult,
@@ -361,11 +362,14 @@ class KubernetesActivities:
 
     @activity.defn
     async def cordon_node(self, inp: NodeNameInput) -> None:
-        """Idempotent; a Node that is already gone is as cordoned as it gets."""
+        """Idempotent; a Node that is already gone is as cordoned as it gets. The annotation
+        ends the held spare's watch at once (activities/kube_health.py)."""
+        cordon = {
+            "metadata": {"annotations": {RELEASING_ANNOTATION: "true"}},
+            "spec": {"unschedulable": True},
+        }
         with _classified(ignore=frozenset({404})):
-            await self._kube().patch(
-                Node, inp.node_name, {"spec": {"unschedulable": True}}, patch_type=PatchType.MERGE
-            )
+            await self._kube().patch(Node, inp.node_name, cordon, patch_type=PatchType.MERGE)
 
     @activity.defn
     async def drain_node(self, inp: DrainNodeInput) -> DrainNodeResult:
@@ -384,6 +388,7 @@ class KubernetesActivities:
         cancelled when the hold ends."""
         result = await watch_node_health(self._hub, inp)
         if not result.healthy:
+            metrics.spare_unhealthy(activity.metric_meter())
             await self._record_event(
                 inp.node_name,
                 "SpareUnhealthy",

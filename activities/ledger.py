@@ -26,11 +26,14 @@ from contracts.ledger import (
     ReserveInput,
     ReserveResult,
 )
+from contracts.warm import TRANSFER_UPDATE, TransferInput, TransferResult
 
 from .timeouts import heartbeating
 
 
-def ledger_start(inp: ReserveInput | ReserveGroupInput | FreeInput) -> WithStartWorkflowOperation:
+def ledger_start(
+    inp: ReserveInput | ReserveGroupInput | FreeInput | TransferInput,
+) -> WithStartWorkflowOperation:
     """Start the inventory's ledger with the update when it is not running yet."""
     return WithStartWorkflowOperation(
         INVENTORY_LEDGER,
@@ -77,7 +80,7 @@ class LedgerActivities:
     def __init__(self, client: Client) -> None:
         self._client = client
 
-    def _start(self, inp: ReserveInput | FreeInput) -> WithStartWorkflowOperation:
+    def _start(self, inp: ReserveInput | FreeInput | TransferInput) -> WithStartWorkflowOperation:
         return ledger_start(inp)
 
     async def _update(self, update: str, inp: ReserveInput | FreeInput, update_id: str) -> Any:
@@ -103,4 +106,18 @@ class LedgerActivities:
     async def free_capacity(self, inp: FreeInput) -> FreeResult:
         update_id = f"free-{inp.spare_id}-{activity.info().workflow_run_id}"
         result: FreeResult = await self._update(FREE_UPDATE, inp, update_id)
+        return result
+
+    @activity.defn
+    async def transfer_capacity(self, inp: TransferInput) -> TransferResult:
+        """Move a claimed warm spare's reservation to the spare that claimed it."""
+        result: TransferResult = await heartbeating(
+            self._client.execute_update_with_start_workflow(
+                TRANSFER_UPDATE,
+                inp,
+                start_workflow_operation=self._start(inp),
+                id=f"transfer-{inp.from_spare_id}-{inp.to_spare_id}",
+                result_type=TransferResult,
+            )
+        )
         return result

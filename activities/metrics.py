@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import temporalio.common
 from temporalio.common import MetricMeter
 
 SPARE_PHASE = "virtflow_spare_phase_entered"
@@ -16,6 +17,14 @@ TIME_TO_READY = "virtflow_spare_time_to_ready_seconds"
 PLACEMENT_LATENCY = "virtflow_placement_duration_seconds"
 WEBHOOK_DELIVERIES = "virtflow_webhook_deliveries"
 LEDGER_RESERVATIONS = "virtflow_ledger_reservations"
+WARM_READY = "virtflow_warm_pool_ready"
+WARM_CLAIMS = "virtflow_warm_claims"
+WARM_REFILL = "virtflow_warm_refill_seconds"
+LEDGER_WAITERS = "virtflow_ledger_waiters"
+SPARE_UNHEALTHY = "virtflow_spare_unhealthy"
+# Releases running longer than a release may take (drain, Node delete, VM destroy), counted in
+# visibility by the census: the precise "stuck releasing" signal.
+RELEASES_OVERDUE = "virtflow_releases_overdue"
 
 # Spares per phase now, counted in Temporal visibility (worker/spare_census.py): right however
 # many workers run or restart, unlike counters kept by each worker.
@@ -27,6 +36,12 @@ ALL = (
     PLACEMENT_LATENCY,
     WEBHOOK_DELIVERIES,
     LEDGER_RESERVATIONS,
+    WARM_READY,
+    WARM_CLAIMS,
+    WARM_REFILL,
+    LEDGER_WAITERS,
+    SPARE_UNHEALTHY,
+    RELEASES_OVERDUE,
     SPARES,
 )
 
@@ -34,6 +49,7 @@ ALL = (
 # Ready (bare metal, TCG boots), a placement milliseconds to seconds (large inventories).
 BUCKETS: dict[str, list[float]] = {
     TIME_TO_READY: [15, 30, 60, 120, 180, 300, 450, 600, 900, 1200, 1800, 2700, 3600],
+    WARM_REFILL: [15, 30, 60, 120, 180, 300, 450, 600, 900, 1200, 1800, 2700, 3600],
     PLACEMENT_LATENCY: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
 }
 
@@ -77,3 +93,46 @@ def ledger_reservations(meter: MetricMeter, inventory: str, in_use: int) -> None
     meter.create_gauge(LEDGER_RESERVATIONS, "Reservations held by an inventory's ledger").set(
         in_use, {"inventory": inventory}
     )
+
+
+def warm_pool_ready(meter: MetricMeter, pool: str, ready: int) -> None:
+    meter.create_gauge(WARM_READY, "Warm spares Ready to be claimed, per warm pool").set(
+        ready, {"pool": pool}
+    )
+
+
+def warm_claim(meter: MetricMeter, pool: str, hit: bool) -> None:
+    """A claim a warm pool answered: hit (a warm spare handed over) or miss."""
+    meter.create_counter(WARM_CLAIMS, "Claims answered by a warm pool, hits and misses").add(
+        1, {"pool": pool, "result": "hit" if hit else "miss"}
+    )
+
+
+def warm_refilled(meter: MetricMeter, pool: str, elapsed: timedelta) -> None:
+    meter.create_histogram_timedelta(
+        WARM_REFILL, "From starting a warm spare to it being warm", unit="s"
+    ).record(elapsed, {"pool": pool})
+
+
+def releases_overdue(meter: MetricMeter, count: int) -> None:
+    meter.create_gauge(RELEASES_OVERDUE, "Releases running past the release bound").set(count)
+
+
+def ledger_waiters(meter: MetricMeter, inventory: str, waiting: int) -> None:
+    meter.create_gauge(LEDGER_WAITERS, "Spares waiting for room in an inventory's ledger").set(
+        waiting, {"inventory": inventory}
+    )
+
+
+def _unhealthy(meter: MetricMeter) -> temporalio.common.MetricCounter:
+    return meter.create_counter(SPARE_UNHEALTHY, "Held (or warm) spares found unhealthy")
+
+
+def spare_unhealthy(meter: MetricMeter) -> None:
+    _unhealthy(meter).add(1)
+
+
+def declare(meter: MetricMeter) -> None:
+    """Counters of rare events start at 0 when a worker starts, so the series exists and an
+    alert's `increase()` sees the first event."""
+    _unhealthy(meter).add(0)

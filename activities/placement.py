@@ -124,6 +124,13 @@ class PlacementActivities:
             )
         return await source.load()
 
+    async def snapshot(
+        self, inventory: str, request: VmRequest, reservations: Sequence[Reservation] = ()
+    ) -> PlacementInput:
+        """The engine's input for one request, as the ledger's placement builds it."""
+        document = await self.document(inventory)
+        return placement_input(document, request, reservations, self._policy)
+
     @activity.defn
     async def place_vms(self, inp: PlaceVmsInput) -> PlaceVmsResult:
         """One inventory read for a whole batch of a ledger's pending reservations."""

@@ -11,16 +11,19 @@ import asyncio
 import contextlib
 import contextvars
 import functools
+import logging
 import os
 import re
 import shutil
 import sysconfig
 import tempfile
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 from temporalio import activity
@@ -38,6 +41,7 @@ TRANSIENT_MARKER = "TRANSIENT:"
 HEARTBEAT_EVERY_SECONDS = 5.0
 
 Progress = Callable[[str], None]
+T = TypeVar("T")
 
 # Python modules the provider collections import, by the package that provides them.
 PYTHON_PACKAGES = {"libvirt": "libvirt-python", "proxmoxer": "proxmoxer", "lxml": "lxml"}
@@ -50,6 +54,8 @@ _MISSING_MODULE = (
 )
 _MISSING_COLLECTION = re.compile(r"couldn't resolve module/action '(\w+\.\w+)\.\w+'")
 _UNDEFINED = re.compile(r"'(\w+)' is undefined")
+
+log = logging.getLogger(__name__)
 
 
 class CreateVmInput(BaseModel):
@@ -115,6 +121,9 @@ def ansible_envvars() -> dict[str, str]:
         "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
         "ANSIBLE_RETRY_FILES_ENABLED": "false",
         "ANSIBLE_NOCOLOR": "true",
+        # Over SSH (tasks delegated to a hypervisor host), one connection per task instead of
+        # a copy of the module and a second connection to run it.
+        "ANSIBLE_PIPELINING": "true",
     }
 
 
@@ -134,6 +143,19 @@ async def run_stoppable(
         raise
 
 
+async def finish_first(call: Awaitable[T]) -> T:
+    """Await a call whose effect cannot be taken back once sent (the POST that creates a VM).
+    If the caller is cancelled meanwhile, the call still finishes before the cancellation
+    goes on: cut short, its effect could land after compensation has undone the step."""
+    task = asyncio.ensure_future(call)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await task
+        raise
+
+
 def as_data(value: Any) -> Any:
     """Mark every string unsafe for Ansible, so `{{ ... }}` from a request is never templated.
 
@@ -147,6 +169,16 @@ def as_data(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [as_data(item) for item in value]
     return value
+
+
+# Ansible's implicit localhost, written out: this machine, the playbook's own interpreter.
+_LOCALHOST_INVENTORY = """\
+all:
+  hosts:
+    localhost:
+      ansible_connection: local
+      ansible_python_interpreter: "{{ ansible_playbook_python }}"
+"""
 
 
 class _RunOutcome(BaseModel):
@@ -167,11 +199,14 @@ class AnsibleProvisioner:
         extravars: dict[str, str],
         artifacts_root: Path,
         max_parallel_runs: int = 16,
+        inventory: Path | None = None,
     ) -> None:
         self.playbook_dir = playbook_dir.resolve()
         self.provider = provider
         self.extravars = dict(extravars)
         self.artifacts_root = artifacts_root
+        # The hosts tasks are delegated to and how to reach them.
+        self.inventory = inventory
         # Its own threads: a burst of long playbook runs must not starve the loop's default
         # executor, and this bounds how many ansible-playbook processes run at once.
         self._executor = ThreadPoolExecutor(max_parallel_runs, thread_name_prefix="ansible")
@@ -195,6 +230,18 @@ class AnsibleProvisioner:
         vm = outcome.stats.get("vm")
         return VmFacts.model_validate(vm) if isinstance(vm, dict) else None
 
+    def _inventories(self, private_dir: Path) -> list[str] | None:
+        """The site's inventory after one naming `localhost` as this machine.
+
+        The plays run on `localhost`; Ansible takes the first host of an inventory named
+        `localhost`, `127.0.0.1` or `::1` as localhost, so a site inventory reaching a host at
+        127.0.0.1 over SSH would otherwise run the whole play there."""
+        if self.inventory is None:
+            return None  # Ansible's implicit localhost
+        local = private_dir / "localhost.yml"
+        local.write_text(_LOCALHOST_INVENTORY)
+        return [str(local), str(self.inventory)]
+
     async def _run(
         self, playbook: str, extravars: dict[str, Any], progress: Progress | None
     ) -> _RunOutcome:
@@ -208,10 +255,12 @@ class AnsibleProvisioner:
         context = contextvars.copy_context()
         cancelled = threading.Event()
         collected: dict[str, Any] = {}
+        clock = TaskClock(time.time())
 
         def on_event(event: dict[str, Any]) -> bool:
             # Runs in the runner's thread: hand task names to the loop, keep the rest here.
             name, data = event.get("event"), event.get("event_data", {})
+            clock.record(event)
             if name == "playbook_on_task_start" and progress is not None:
                 loop.call_soon_threadsafe(progress, str(data.get("task", "")), context=context)
             elif name == "runner_on_failed" and not data.get("ignore_errors"):
@@ -231,6 +280,7 @@ class AnsibleProvisioner:
             # and a request's null leaves the site's value alone.
             extravars={**self.extravars, **as_data(_given(extravars)), "provider": self.provider},
             envvars=ansible_envvars(),
+            inventory=self._inventories(private_dir),
             settings={"pexpect_timeout": 0.5, "suppress_ansible_output": True},
             quiet=True,
             event_handler=on_event,
@@ -242,6 +292,7 @@ class AnsibleProvisioner:
             stopped = None if runner.status == "successful" else _last_error(runner)
         finally:
             shutil.rmtree(private_dir, ignore_errors=True)
+        clock.log(playbook, time.time())
         outcome = _RunOutcome(status=runner.status, rc=runner.rc, **collected)
         if outcome.status == "successful":
             return outcome
@@ -255,6 +306,48 @@ class AnsibleProvisioner:
         # killed process) may heal; a task that failed with its own message will not.
         transient = outcome.unreachable or (outcome.failure is None and stopped is None)
         raise ProvisioningFailed(message, transient=transient)
+
+
+class TaskClock:
+    """Where a playbook run's time goes: the start of ansible-playbook before its first task,
+    each task from its start to the next one's (Ansible's own work between tasks included),
+    and the end after the last, read from the events' own timestamps. Logged at debug level,
+    one line per run, with the seconds per task in the `playbook_seconds` extra."""
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.marks: list[tuple[str, float]] = [("(start of ansible-playbook)", started)]
+
+    def record(self, event: dict[str, Any]) -> None:
+        name = event.get("event")
+        if name not in ("playbook_on_task_start", "playbook_on_stats") or not event.get("created"):
+            return
+        task = str(event.get("event_data", {}).get("task", ""))
+        label = "(end of the play)" if name == "playbook_on_stats" else task
+        stamp = datetime.fromisoformat(event["created"])  # ansible-runner stamps in UTC
+        when = (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).timestamp()
+        self.marks.append((label, when))
+
+    def seconds(self, ended: float) -> list[tuple[str, float]]:
+        """(task, seconds) in the order they ran; a task that ran twice (a loop of includes)
+        appears twice; the last entry is the exit of ansible-playbook after its play."""
+        ends = [when for _, when in self.marks[1:]] + [ended]
+        return [
+            (label, max(end - when, 0.0))
+            for (label, when), end in zip(self.marks, ends, strict=True)
+        ]
+
+    def log(self, playbook: str, ended: float) -> None:
+        if not log.isEnabledFor(logging.DEBUG):
+            return
+        spent = self.seconds(ended)
+        log.debug(
+            "%s took %.1f s: %s",
+            playbook,
+            ended - self.started,
+            ", ".join(f"{label} {secs:.1f} s" for label, secs in spent),
+            extra={"playbook_seconds": [[label, round(secs, 3)] for label, secs in spent]},
+        )
 
 
 def _task_failure(data: dict[str, Any]) -> str:

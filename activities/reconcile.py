@@ -1,7 +1,8 @@
 """The orphan sweep's look at the world: spare VMs and Nodes whose spare workflow is gone.
 
 A spare's VM and Node are named after its PrepareSpare workflow id (`spare-...`), so "is
-anyone looking after this VM?" is one describe call. The VMs come from the inventories (the
+anyone looking after this VM?" is one describe call (two for a warm spare that was handed
+over: the spare that claimed it looks after it). The VMs come from the inventories (the
 provisioner's own view: the same snapshot placement reads), the Nodes from the Kubernetes
 activity `list_spare_nodes`, passed in by the workflow.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from datetime import datetime
 
 from pydantic import BaseModel, Field
 from temporalio import activity
@@ -17,7 +19,9 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.inventory import InventorySource
-from contracts.spare import SPARE_ID_PREFIX
+from contracts.common import HOST
+from contracts.reconcile import TerminatedSpare, compensation_id
+from contracts.spare import PREPARE_SPARE, SPARE_ID_PREFIX, SpareRequest, SpareResult
 
 _DESCRIBE_CONCURRENCY = 16
 
@@ -40,6 +44,16 @@ class FindOrphansResult(BaseModel):
     vms_seen: int
     nodes_seen: int
     orphans: list[OrphanSpare] = Field(default_factory=list)
+
+
+class FindTerminatedInput(BaseModel):
+    closed_after: datetime
+    # The spares of this task queue: the ones this deployment's workers run.
+    task_queue: str
+
+
+class FindTerminatedResult(BaseModel):
+    spares: list[TerminatedSpare] = Field(default_factory=list)
 
 
 class ReconcileActivities:
@@ -81,10 +95,61 @@ class ReconcileActivities:
         return FindOrphansResult(vms_seen=len(vms), nodes_seen=len(nodes), orphans=orphans)
 
     async def _running(self, workflow_id: str) -> bool:
+        handle = self.client.get_workflow_handle(workflow_id, result_type=SpareResult)
         try:
-            description = await self.client.get_workflow_handle(workflow_id).describe()
+            description = await handle.describe()
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
                 return False
             raise  # the engine is unreachable: the activity's retry policy decides
+        if description.status == WorkflowExecutionStatus.COMPLETED:
+            # A warm spare handed over: its VM and Node are the claiming spare's now.
+            result = await handle.result()
+            if result.handed_to is not None:
+                return await self._running(result.handed_to)
         return description.status == WorkflowExecutionStatus.RUNNING
+
+    @activity.defn
+    async def find_terminated(self, input: FindTerminatedInput) -> FindTerminatedResult:
+        """PrepareSpare runs terminated since `closed_after` that nobody compensated yet."""
+        since = input.closed_after.strftime("%Y-%m-%dT%H:%M:%SZ")
+        query = (
+            f"WorkflowType = '{PREPARE_SPARE}' AND ExecutionStatus = 'Terminated' "
+            f"AND TaskQueue = '{input.task_queue}' AND CloseTime > '{since}'"
+        )
+        found: list[TerminatedSpare] = []
+        async for run in self.client.list_workflows(query):
+            if await self._compensated(run.id, run.run_id):
+                continue
+            request = await self._request_of(run.id, run.run_id)
+            host = run.typed_search_attributes.get(HOST)
+            found.append(
+                TerminatedSpare(spare_id=run.id, run_id=run.run_id, request=request, host=host)
+            )
+        return FindTerminatedResult(spares=found)
+
+    async def _compensated(self, spare_id: str, run_id: str) -> bool:
+        """A compensation that runs or ran to its end; a failed one is tried again."""
+        try:
+            handle = self.client.get_workflow_handle(compensation_id(spare_id, run_id))
+            description = await handle.describe()
+        except RPCError as err:
+            if err.status == RPCStatusCode.NOT_FOUND:
+                return False
+            raise
+        return description.status in (
+            WorkflowExecutionStatus.RUNNING,
+            WorkflowExecutionStatus.COMPLETED,
+        )
+
+    async def _request_of(self, spare_id: str, run_id: str) -> SpareRequest:
+        """The request the run started with: the first event of its history."""
+        handle = self.client.get_workflow_handle(spare_id, run_id=run_id)
+        async for event in handle.fetch_history_events():
+            started = event.workflow_execution_started_event_attributes
+            (request,) = await self.client.data_converter.decode(
+                started.input.payloads, [SpareRequest]
+            )
+            assert isinstance(request, SpareRequest)
+            return request
+        raise RuntimeError(f"{spare_id} run {run_id} has no history")

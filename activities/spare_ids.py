@@ -2,8 +2,10 @@
 
 The API starts spares with id reuse policy REJECT_DUPLICATE, but `temporal workflow start`
 allows a duplicate by default: after a spare ended, the same id would start a second spare
-(a second VM) for a request that was already served. The workflow asks this activity first
-and refuses to run when an earlier run of its id exists.
+(a second VM) for a request that was already served. A workflow started without virtflow's
+memo (MEMO_REQUEST_HASH: so not through the API or `virtflow prepare`) asks this activity
+first and refuses to run when an earlier run of its id exists; one started with it needs no
+visibility query, the server refused the duplicate already.
 """
 
 from __future__ import annotations

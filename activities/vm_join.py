@@ -20,10 +20,11 @@ from lightkube import AsyncClient, KubeConfig
 from lightkube.resources.core_v1 import Node
 from lightkube.types import PatchType
 from pydantic import BaseModel
+from temporalio.exceptions import ApplicationError
 
 from contracts.vm import VmSpec
 
-from .bootstrap_tokens import create_token, delete_tokens
+from .bootstrap_tokens import TokenTaken, create_token, delete_token
 from .kubernetes import NodeAdoption
 from .vm_templates import SiteTemplates, render_user_data
 
@@ -44,6 +45,18 @@ def cluster_endpoint(kubeconfig: Path | None) -> ClusterEndpoint:
     if not ca and cluster.certificate_auth:
         ca = base64.b64encode(Path(cluster.certificate_auth).read_bytes()).decode()
     return ClusterEndpoint(server=cluster.server, ca_data=ca)
+
+
+def join_endpoint(
+    server: str | None, ca_file: Path | None, kubeconfig: Path | None
+) -> ClusterEndpoint:
+    """What a guest's join is told: the advertised server and its CA (settings
+    `join_api_server`, `join_api_server_ca`), each falling back to the worker's own."""
+    ca = base64.b64encode(ca_file.read_bytes()).decode() if ca_file else None
+    if server is not None and ca is not None:
+        return ClusterEndpoint(server=server, ca_data=ca)
+    own = cluster_endpoint(kubeconfig)
+    return ClusterEndpoint(server=server or own.server, ca_data=own.ca_data if ca is None else ca)
 
 
 class Joiner:
@@ -72,9 +85,13 @@ class Joiner:
         if text is not None:
             endpoint = self._endpoint()
             server = template.api_server or endpoint.server
-            token = await create_token(
-                self._kube(), spec.name, timedelta(seconds=template.token_ttl_seconds)
-            )
+            try:
+                token = await create_token(
+                    self._kube(), spec.name, timedelta(seconds=template.token_ttl_seconds)
+                )
+            except TokenTaken as err:
+                # The name stays taken while the other spare lives: retrying would not help.
+                raise ApplicationError(str(err), type="TokenTaken", non_retryable=True) from None
             update["user_data"] = render_user_data(
                 name,
                 text,
@@ -96,10 +113,10 @@ class Joiner:
         template_labels = chosen[1].labels if chosen else {}
         taints = [t.model_dump() for t in chosen[1].taints] if chosen else []
         await adopt_node(self._kube(), node_name, {**template_labels, **adoption.labels}, taints)
-        await delete_tokens(self._kube(), node_name)
+        await delete_token(self._kube(), node_name)
 
     async def forget(self, node_name: str) -> None:
-        await delete_tokens(self._kube(), node_name)
+        await delete_token(self._kube(), node_name)
 
 
 async def adopt_node(

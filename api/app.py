@@ -15,7 +15,9 @@ from temporalio.service import RPCError
 
 from runtime.settings import Settings
 from runtime.telemetry import instrument_api
+from webhooks.bounded import BodyDeadline
 
+from .admission import Admission
 from .auth import ANY_ROLE, app_settings
 from .compat import router as compat_router
 from .errors import Code, TemporalUnavailable
@@ -28,6 +30,7 @@ from .spare import router as spare_router
 from .spare_list import router as list_router
 from .temporal_client import ClientFactory, ClientProvider, connect_factory
 from .versions import legacy_aliases
+from .warm_pools import router as warm_router
 
 log = logging.getLogger(__name__)
 API_VERSION = "1.0.0"
@@ -49,14 +52,22 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
     )
     app.state.settings = settings
     app.state.clients = ClientProvider(client_factory or connect_factory(settings))
+    app.state.admission = Admission()
     if not settings.api_tokens:
         log.warning("API authentication disabled: no api_tokens configured (lab mode)")
     install_problem_handlers(app)
     instrument_api(app, settings)
     app.add_middleware(BodySizeLimit)
+    # Outermost: a body that trickles in is cut off before anything else waits on it.
+    app.add_middleware(
+        BodyDeadline,
+        seconds=settings.http_body_timeout_seconds,
+        timeout_response=lambda detail: problem(Code.REQUEST_TIMEOUT, detail),
+    )
     app.include_router(spare_router)
     app.include_router(list_router)
     app.include_router(compat_router)
+    app.include_router(warm_router)
 
     @app.get("/healthz", tags=["health"], operation_id="healthz", summary="The process is up")
     async def healthz() -> dict[str, str]:

@@ -69,10 +69,16 @@ def create_codec_app(
 
         return handle
 
+    async def alive(request: Request) -> Response:
+        # The keys were read and parsed at start: nothing else to wait for.
+        return JSONResponse({"status": "ok"})
+
     return Starlette(
         routes=[
             Route("/encode", endpoint(codec.encode), methods=["POST"]),
             Route("/decode", endpoint(codec.decode), methods=["POST"]),
+            Route("/healthz", alive),
+            Route("/readyz", alive),
         ],
         middleware=[
             Middleware(

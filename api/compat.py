@@ -42,6 +42,7 @@ from .inventory_check import check_hosts_exist, inventory_hosts
 from .problems import responses
 from .spare import AppSettings, TemporalClient
 from .spare_ops import QUERY_TIMEOUT, temporal_errors
+from .workers import require_worker
 
 router = APIRouter(tags=["original scheduler API"])
 _ALWAYS = (
@@ -125,7 +126,8 @@ async def schedule(
 
 async def _task(
     client: Client, task_id: str
-) -> tuple[WorkflowHandle[object, ScheduleHostResult], str]:
+) -> tuple[WorkflowHandle[object, ScheduleHostResult], str, str]:
+    """The task's run, its status in lower case, and the task queue whose worker answers it."""
     workflow_id = schedule_workflow_id(task_id)
     handle: WorkflowHandle[object, ScheduleHostResult] = client.get_workflow_handle(
         workflow_id, result_type=ScheduleHostResult
@@ -138,7 +140,7 @@ async def _task(
     if description.workflow_type != SCHEDULE_HOST:
         raise ApiError(f"no task '{task_id}'", Code.TASK_NOT_FOUND)
     run_status = description.status or WorkflowExecutionStatus.RUNNING
-    return handle, run_status.name.lower()
+    return handle, run_status.name.lower(), description.task_queue
 
 
 @router.get(
@@ -151,7 +153,9 @@ async def _task(
     dependencies=[Depends(ANY_ROLE)],
 )
 async def result(task_id: str, client: TemporalClient) -> TaskResult:
-    handle, run_status = await _task(client, task_id)
+    handle, run_status, task_queue = await _task(client, task_id)
+    if run_status == "running":
+        await require_worker(client, task_queue)
     with temporal_errors(handle.id):
         if run_status == "running":
             # The SDK types result_type as a class; the converter takes the union as well.
@@ -181,7 +185,7 @@ async def result(task_id: str, client: TemporalClient) -> TaskResult:
     dependencies=[Depends(UPGRADE_CONTROLLER)],
 )
 async def release(task_id: str, client: TemporalClient) -> TaskReleased:
-    handle, run_status = await _task(client, task_id)
+    handle, run_status, _ = await _task(client, task_id)
     if run_status != "running":
         raise ApiError(f"task {task_id} is {run_status}", Code.TASK_ENDED)
     with temporal_errors(handle.id):

@@ -20,6 +20,7 @@ class Code(StrEnum):
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     BODY_TOO_LARGE = "body_too_large"
+    REQUEST_TIMEOUT = "request_timeout"
     INVALID_REQUEST = "invalid_request"
     UNKNOWN_INVENTORY = "unknown_inventory"
     UNKNOWN_RECEIVER = "unknown_receiver"
@@ -30,6 +31,7 @@ class Code(StrEnum):
     INVALID_PAGE_TOKEN = "invalid_page_token"
     # 404 and 409: the spare or task as it stands
     SPARE_NOT_FOUND = "spare_not_found"
+    WARM_POOL_NOT_FOUND = "warm_pool_not_found"
     TASK_NOT_FOUND = "task_not_found"
     REQUEST_CONFLICT = "request_conflict"
     SPARE_NOT_READY = "spare_not_ready"
@@ -58,6 +60,12 @@ class SpareNotFound(ApiError):
     """No PrepareSpare workflow has this id (404, exit 2)."""
 
     code = Code.SPARE_NOT_FOUND
+
+
+class WarmPoolNotFound(ApiError):
+    """No warm pool of this name is configured (404, exit 2)."""
+
+    code = Code.WARM_POOL_NOT_FOUND
 
 
 class SpareConflict(ApiError):

@@ -24,7 +24,7 @@ from runtime.settings import Settings
 from .errors import InvalidInput, InventoryUnavailable, SpareNotFound
 from .spare_ops import temporal_errors
 
-LEDGER_QUERY_TIMEOUT = timedelta(seconds=10)
+LEDGER_QUERY_TIMEOUT = timedelta(seconds=5)  # only a worker answers (api/workers.py)
 # A readiness probe must answer quickly; a slower inventory counts as unreadable.
 READINESS_TIMEOUT_SECONDS = 5.0
 

@@ -106,8 +106,9 @@ async def prepare(
     settings: AppSettings,
     client: TemporalClient,
     response: Response,
+    http: Request,
 ) -> PrepareAccepted:
-    accepted = await start_spares(client, settings, request)
+    accepted = await start_spares(client, settings, request, http.app.state.admission)
     response.headers["Location"] = spare_location(accepted.spare_id)
     return accepted
 

@@ -24,6 +24,7 @@ from temporalio.client import (
     WorkflowQueryFailedError,
     WorkflowQueryRejectedError,
     WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
     WorkflowUpdateStage,
 )
 from temporalio.common import (
@@ -35,9 +36,12 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.ledger import free_group, reserve_group
 from activities.spare_ids import SPARE_ID_USED
+from activities.vm_templates import SiteTemplates
+from activities.warm_pools import matching_pools
 from contracts.common import CLUSTER
 from contracts.ledger import GroupMember, ReserveGroupInput
 from contracts.spare import (
+    MEMO_REQUEST_HASH,
     PREPARE_SPARE,
     RELEASE_UPDATE,
     STATUS_QUERY,
@@ -47,8 +51,11 @@ from contracts.spare import (
     SpareStatus,
     start_search_attributes,
 )
+from contracts.warm import WarmCandidatesInput, WarmInfo
+from placement.models import ExistingVm, Host
 from runtime.settings import Settings
 
+from .admission import Admission
 from .errors import (
     Code,
     InvalidInput,
@@ -58,16 +65,24 @@ from .errors import (
     TemporalUnavailable,
 )
 from .inventory_check import check_hosts_exist, check_near_known, inventory_snapshot
-from .temporal_client import is_unavailable
+from .temporal_client import is_no_worker, is_unavailable
+from .workers import require_worker
 
-MEMO_REQUEST_HASH = "virtflow.request_sha256"
-# Queries need a worker; without one the server would hold the call until its own deadline.
-QUERY_TIMEOUT = timedelta(seconds=10)
+# Queries and updates need a worker; without one the server would hold the call until its own
+# deadline. A worker answers a query in milliseconds: one silent this long is as good as gone
+# (a query is safe to ask again). A release not accepted in time may still be taken up later,
+# so its bound is longer: a 503 there must mean the worker is gone, not merely busy.
+QUERY_TIMEOUT = timedelta(seconds=5)
+UPDATE_ACCEPT_TIMEOUT = timedelta(seconds=10)
 STATUS_ATTEMPTS = 30
 STATUS_RETRY_SECONDS = 0.1
 # How long `release` waits for the update's answer before reporting the status as it stands.
 RELEASE_ANSWER_WAIT_SECONDS = 20.0
 MAX_COUNT = 20
+# A request a warm pool could serve: how long the answer waits to say whether it did (a claim
+# takes well under a second; a miss goes on to the ledger).
+WARM_ANSWER_WAIT_SECONDS = 5.0
+WARM_ANSWER_POLL_SECONDS = 0.02
 
 
 class PrepareAccepted(BaseModel):
@@ -75,6 +90,10 @@ class PrepareAccepted(BaseModel):
     workflow_id: str
     ui_url: str
     spares: list[str] = Field(default_factory=list, description="Every spare of the request")
+    warm: WarmInfo | None = Field(
+        default=None,
+        description="Set when the spare took a warm pool's Ready spare: it is Ready already",
+    )
 
 
 class PrepareBody(SpareRequest):
@@ -159,6 +178,12 @@ def check_names(settings: Settings, request: SpareRequest) -> None:
                 f"unknown receiver '{name}' (configured: {known})",
                 Code.UNKNOWN_RECEIVER,
             )
+    if request.warm_pool is not None:
+        raise InvalidInput(
+            "warm_pool",
+            "set by virtflow on a warm pool's own spares; a request takes a warm spare by "
+            "matching its pool's cluster, shape, pool and template",
+        )
     if request.template is not None and request.template not in settings.vm_templates:
         known = ", ".join(sorted(settings.vm_templates)) or "none"
         raise InvalidInput(
@@ -176,28 +201,85 @@ def temporal_errors(spare_id: str) -> Iterator[None]:
     except RPCError as err:
         if err.status == RPCStatusCode.NOT_FOUND:
             raise SpareNotFound(spare_id) from err
+        if is_no_worker(err):
+            raise TemporalUnavailable(
+                f"no virtflow worker answered for {spare_id} ({err.message}): is one running?"
+            ) from err
         if is_unavailable(err):
             raise TemporalUnavailable(str(err)) from err
         raise
 
 
-async def check_request(settings: Settings, request: SpareRequest) -> None:
-    """Everything that can be refused before a workflow starts: names, then the live inventory
-    (a pool or node selector no host has)."""
+async def check_request(
+    settings: Settings, request: SpareRequest, admission: Admission | None = None
+) -> None:
+    """Everything that can be refused before a workflow starts: names, then the inventory
+    (a pool or node selector no host has). With `admission`, a recent snapshot of the
+    inventory is used, and a refusal confirmed on a fresh read."""
     check_names(settings, request)
-    hosts, vms = await inventory_snapshot(settings, request.inventory)
+
+    async def read() -> tuple[list[Host], list[ExistingVm]]:
+        return await inventory_snapshot(settings, request.inventory)
+
+    if admission is None:
+        _check_inventory(request, *await read())
+        return
+    snapshot, fresh = await admission.snapshot(request.inventory, read)
+    try:
+        _check_inventory(request, *snapshot)
+    except InvalidInput:
+        if fresh:
+            raise
+        _check_inventory(request, *(await admission.snapshot(request.inventory, read, True))[0])
+
+
+def _check_inventory(request: SpareRequest, hosts: list[Host], vms: list[ExistingVm]) -> None:
     check_hosts_exist(hosts, request.inventory, request.pool, request.node_selector)
     if request.near is not None:
         check_near_known(hosts, vms, request.inventory, request.near)
 
 
-async def start_spare(client: Client, settings: Settings, request: SpareRequest) -> PrepareAccepted:
+async def start_spare(
+    client: Client, settings: Settings, request: SpareRequest, admission: Admission | None = None
+) -> PrepareAccepted:
     """Start PrepareSpare, or find the one this request already started (same id, same body)."""
-    await check_request(settings, request)
-    return await _start_one(client, settings, request, request_hash(request))
+    await check_request(settings, request, admission)
+    digest = request_hash(request)
+    accepted = await _start_one(client, settings, request, digest, admission=admission)
+    if _warm_pool_could_serve(settings, request):
+        accepted.warm = await _warm_answer(client, request.spare_id)
+    return accepted
 
 
-async def start_spares(client: Client, settings: Settings, body: PrepareBody) -> PrepareAccepted:
+def _warm_pool_could_serve(settings: Settings, request: SpareRequest) -> bool:
+    candidates = WarmCandidatesInput(
+        request=request.vm_request(request.spare_id),
+        cluster=request.cluster,
+        inventory=request.inventory,
+        template=request.template,
+    )
+    templates = SiteTemplates(settings.vm_templates, settings.pool_templates)
+    return bool(matching_pools(settings.warm_pools, candidates, templates))
+
+
+async def _warm_answer(client: Client, spare_id: str) -> WarmInfo | None:
+    """Whether the spare took a warm spare, once its claim is answered: Ready on a hit, on to
+    the VM's creation on a miss (bounded: the answer never waits for a cold spare)."""
+    handle = client.get_workflow_handle(spare_id)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WARM_ANSWER_WAIT_SECONDS
+    while loop.time() < deadline:
+        with contextlib.suppress(TemporalUnavailable):
+            status = await _query_status(handle, spare_id)
+            if status.phase not in (Phase.VALIDATING, Phase.RESERVING):
+                return status.warm
+        await asyncio.sleep(WARM_ANSWER_POLL_SECONDS)
+    return None
+
+
+async def start_spares(
+    client: Client, settings: Settings, body: PrepareBody, admission: Admission | None = None
+) -> PrepareAccepted:
     """Start `count` spares spread by anti-affinity; idempotent as a whole.
 
     Member i has request_id `<request_id>-<i>`; every member carries the hash of the whole
@@ -206,8 +288,8 @@ async def start_spares(client: Client, settings: Settings, body: PrepareBody) ->
     """
     members = body.members()
     if len(members) == 1:
-        return await start_spare(client, settings, members[0])
-    await check_request(settings, members[0])
+        return await start_spare(client, settings, members[0], admission)
+    await check_request(settings, members[0], admission)
     digest = hashlib.sha256(body.model_dump_json().encode()).hexdigest()
     started_before = await _already_started(client, members[0], digest)
     # A repeated request finds its spares; one that waits for room has its members queue.
@@ -215,7 +297,7 @@ async def start_spares(client: Client, settings: Settings, body: PrepareBody) ->
     group = await _reserve_all(client, settings, members) if all_or_nothing else None
     try:
         started = await asyncio.gather(
-            *(_start_one(client, settings, m, digest, f" ({i + 1}/{len(members)})")
+            *(_start_one(client, settings, m, digest, f" ({i + 1}/{len(members)})", admission)
               for i, m in enumerate(members))
         )  # fmt: skip
     except Exception:
@@ -244,6 +326,8 @@ async def _reserve_all(
         ],
         timeouts=first.timeouts,
     )
+    # Only a worker runs the ledger: without one the update would wait for its deadline.
+    await require_worker(client, settings.task_queue)
     with temporal_errors(first.spare_id):
         result = await reserve_group(client, group)
     if result.status != "reserved":
@@ -280,8 +364,36 @@ def _conflict(request: SpareRequest) -> SpareConflict:
 
 
 async def _start_one(
-    client: Client, settings: Settings, request: SpareRequest, digest: str, of: str = ""
+    client: Client,
+    settings: Settings,
+    request: SpareRequest,
+    digest: str,
+    of: str = "",
+    admission: Admission | None = None,
 ) -> PrepareAccepted:
+    workflow_id = request.spare_id
+
+    async def start() -> str | None:
+        return await _start_or_find(client, settings, request, digest, of)
+
+    if admission is None:
+        existing = await start()
+    else:
+        existing = await admission.request_hash(workflow_id, start)
+    if existing != digest:
+        raise _conflict(request)
+    return PrepareAccepted(
+        spare_id=workflow_id,
+        workflow_id=workflow_id,
+        ui_url=settings.workflow_ui_url(workflow_id),
+        spares=[workflow_id],
+    )
+
+
+async def _start_or_find(
+    client: Client, settings: Settings, request: SpareRequest, digest: str, of: str
+) -> str | None:
+    """Start the spare unless its id exists; the request hash of the run that is the spare."""
     workflow_id = request.spare_id
     with temporal_errors(workflow_id):
         # An existing spare (running or ended) is found below, never started again.
@@ -300,15 +412,8 @@ async def _start_one(
                 static_summary=request.summary() + of,
             )
         _, description = await _describe_owner(client, workflow_id)
-        existing = await description.memo_value(MEMO_REQUEST_HASH, default=None)
-    if existing != digest:
-        raise _conflict(request)
-    return PrepareAccepted(
-        spare_id=workflow_id,
-        workflow_id=workflow_id,
-        ui_url=settings.workflow_ui_url(workflow_id),
-        spares=[workflow_id],
-    )
+        existing: str | None = await description.memo_value(MEMO_REQUEST_HASH, default=None)
+    return existing
 
 
 async def _describe_owner(
@@ -328,12 +433,14 @@ async def _describe_owner(
 
 async def _describe_spare(
     client: Client, spare_id: str
-) -> tuple[WorkflowHandle[object, object], WorkflowExecutionStatus]:
+) -> tuple[WorkflowHandle[object, object], WorkflowExecutionStatus, str]:
+    """The spare's run, its status, and the task queue whose worker answers for it."""
     with temporal_errors(spare_id):
         handle, description = await _describe_owner(client, spare_id)
     if description.workflow_type != PREPARE_SPARE:
         raise SpareNotFound(spare_id)
-    return handle, description.status or WorkflowExecutionStatus.RUNNING
+    status = description.status or WorkflowExecutionStatus.RUNNING
+    return handle, status, description.task_queue
 
 
 async def _run_owning_the_id(handle: WorkflowHandle[object, object], spare_id: str) -> str | None:
@@ -361,12 +468,6 @@ async def _query_status(handle: WorkflowHandle[object, object], spare_id: str) -
                 # Right after the start the workflow has no status yet: give it a moment.
                 if attempts <= 0:
                     raise TemporalUnavailable(f"status of {spare_id} not available: {err}") from err
-            except RPCError as err:
-                if err.status == RPCStatusCode.DEADLINE_EXCEEDED:
-                    raise TemporalUnavailable(
-                        "no worker answered the status query: is a virtflow worker running?"
-                    ) from err
-                raise
         await asyncio.sleep(STATUS_RETRY_SECONDS)
 
 
@@ -393,7 +494,8 @@ async def _status_of_a_spare_that_never_began(
 
 
 async def spare_status(client: Client, settings: Settings, spare_id: str) -> SpareView:
-    handle, run_status = await _describe_spare(client, spare_id)
+    handle, run_status, task_queue = await _describe_spare(client, spare_id)
+    await require_worker(client, task_queue)  # even a closed run's status is a query
     status = None
     if run_status != WorkflowExecutionStatus.RUNNING:
         status = await _status_of_a_spare_that_never_began(handle, spare_id)
@@ -419,9 +521,10 @@ def _ended(spare_id: str, run_status: WorkflowExecutionStatus, what: str) -> Spa
 
 async def release_spare(client: Client, spare_id: str, request: ReleaseRequest) -> SpareStatus:
     """Run the `release` update; answer with the status once accepted (release takes a while)."""
-    handle, run_status = await _describe_spare(client, spare_id)
+    handle, run_status, task_queue = await _describe_spare(client, spare_id)
     if run_status != WorkflowExecutionStatus.RUNNING:
         raise _ended(spare_id, run_status, "release")
+    await require_worker(client, task_queue)
     async with _ending_meanwhile(client, spare_id, "release"):
         try:
             update = await handle.start_update(
@@ -429,10 +532,18 @@ async def release_spare(client: Client, spare_id: str, request: ReleaseRequest) 
                 request,
                 wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                 result_type=SpareStatus,
+                rpc_timeout=UPDATE_ACCEPT_TIMEOUT,
             )
             return await asyncio.wait_for(update.result(), RELEASE_ANSWER_WAIT_SECONDS)
         except WorkflowUpdateFailedError as err:
             raise await _release_refused(handle, spare_id) from err
+        except WorkflowUpdateRPCTimeoutOrCancelledError as err:
+            # The worker vanished after it was seen: the release may still be taken up when
+            # one polls again, so a caller reads the spare before it asks again.
+            raise TemporalUnavailable(
+                f"no virtflow worker accepted the release of {spare_id} within "
+                f"{UPDATE_ACCEPT_TIMEOUT.total_seconds():g} s; read the spare before retrying"
+            ) from err
         except TimeoutError:
             pass
     return await _query_status(handle, spare_id)
@@ -446,7 +557,7 @@ async def _ending_meanwhile(client: Client, spare_id: str, what: str) -> AsyncIt
         with temporal_errors(spare_id):
             yield
     except SpareNotFound:
-        _, run_status = await _describe_spare(client, spare_id)
+        _, run_status, _ = await _describe_spare(client, spare_id)
         if run_status == WorkflowExecutionStatus.RUNNING:
             raise
         raise _ended(spare_id, run_status, what) from None
@@ -470,9 +581,10 @@ async def _release_refused(handle: WorkflowHandle[object, object], spare_id: str
 
 async def cancel_spare(client: Client, spare_id: str) -> None:
     """Cancel the workflow: it compensates (destroys what it created) before it ends."""
-    handle, run_status = await _describe_spare(client, spare_id)
+    handle, run_status, task_queue = await _describe_spare(client, spare_id)
     if run_status != WorkflowExecutionStatus.RUNNING:
         raise _ended(spare_id, run_status, "cancel")
+    await require_worker(client, task_queue)
     if (await _query_status(handle, spare_id)).phase == Phase.RELEASED:
         # Only its last webhooks are still going out: a cancel would cut them short.
         raise SpareConflict(

@@ -34,6 +34,14 @@ def is_unavailable(err: BaseException) -> bool:
     return isinstance(err, RuntimeError) and "client connect" in str(err).lower()
 
 
+def is_no_worker(err: RPCError) -> bool:
+    """A query or update nobody took up: the call's own deadline passed (the SDK reports its
+    rpc_timeout as CANCELLED), or the server saw no poller on the task queue lately."""
+    if err.status == RPCStatusCode.CANCELLED:
+        return True
+    return err.status == RPCStatusCode.FAILED_PRECONDITION and "no poller" in err.message
+
+
 def connect_factory(settings: Settings) -> ClientFactory:
     """A factory that connects to the Temporal service named in the settings."""
 

@@ -16,8 +16,11 @@ import psutil
 from orchestration_baseline import MINIMAL_WORKFLOW
 from orchestration_history import create_vm_latencies, percentile
 from orchestration_stack import BIG_INVENTORY, TASK_QUEUE, BenchStack
+from temporalio.common import WorkflowIDReusePolicy
 
+from api.spare_ops import request_hash
 from contracts.spare import (
+    MEMO_REQUEST_HASH,
     PREPARE_SPARE,
     ReleaseRequest,
     SpareRequest,
@@ -26,6 +29,7 @@ from contracts.spare import (
 )
 
 RELEASE_SIGNAL = "request_release"
+
 READY_POLL_SECONDS = 0.5
 POST_ATTEMPTS = 3
 
@@ -49,6 +53,8 @@ class Run:
     latencies: list[float] = field(default_factory=list)
     failed: int = 0
     ids: list[str] = field(default_factory=list)
+    # Through the API: when each POST left and its answer came back.
+    posts: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def per_second(self) -> float:
@@ -111,8 +117,11 @@ async def spares_via_client(stack: BenchStack, count: int) -> Run:
             req,
             id=req.spare_id,
             task_queue=TASK_QUEUE,
-            # As the API starts a spare (POST /spare/prepare), with its first search attributes.
+            # As the API starts a spare (POST /spare/prepare): its first search attributes, the
+            # request's hash in the memo, and no reuse of an ended spare's id.
             search_attributes=start_search_attributes(req),
+            memo={MEMO_REQUEST_HASH: request_hash(req)},
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             start_signal=RELEASE_SIGNAL,
             start_signal_args=[ReleaseRequest(reason="benchmark")],
         )
@@ -149,6 +158,7 @@ async def spares_via_api(stack: BenchStack, count: int) -> Run:
         req = spare_request(cluster, i)
         sent_at[req.spare_id] = time.time()
         await prepare(stack, req)
+        run.posts[req.spare_id] = (sent_at[req.spare_id], time.time())
         handle = stack.client.get_workflow_handle(req.spare_id)
         await handle.signal(RELEASE_SIGNAL, ReleaseRequest(reason="benchmark"))
         return await _finish(stack, req.spare_id)

@@ -211,8 +211,12 @@ async def bench_stack(
         async def same_client() -> Client:
             return client
 
+        # Served as `virtflow api` serves it: with its request limits.
         api_url = await stack.enter_async_context(
-            serve_app(create_app(settings, client_factory=same_client))
+            serve_app(
+                create_app(settings, client_factory=same_client),
+                **settings.http_limits.uvicorn_options(),
+            )
         )
         limits = httpx.Limits(max_connections=100, max_keepalive_connections=100)
         http = await stack.enter_async_context(httpx.AsyncClient(timeout=120, limits=limits))

@@ -8,7 +8,15 @@ its Node is Ready in the lab API. The difference is virtflow's share: placement 
 libvirt inventory, the token, the playbook (overlay, seed, define, start), the readiness watch
 and the webhook.
 
-    sudo .venv/bin/python bench/real_vm.py [--spares 3]
+    sudo .venv/bin/python bench/real_vm.py [--spares 3] [--ssh]
+
+With `--ssh` virtflow reaches the host as a site does: named `127.0.0.1`, over an sshd on
+loopback (tests/libvirt/sshd.py), libvirt with `qemu+ssh://` and the playbook's host tasks
+with Ansible's ssh connection. Plain `virsh` stays local either way.
+
+Where virtflow's share goes is printed per spare as well: each activity of the spare's
+workflow (from its history: scheduled -> started -> completed, relative to the POST) and each
+task of each playbook run (the provisioner's debug line, from ansible-runner's event times).
 
 Needs what `make test-libvirt` needs (root, libvirt, the guest image, the collections).
 Prints numbers; asserts nothing.
@@ -19,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import subprocess
@@ -33,6 +42,8 @@ from typing import Any
 import httpx
 import yaml
 from lightkube import AsyncClient, KubeConfig
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -46,6 +57,7 @@ from cli.dev import TemporalDevServer, free_ports  # noqa: E402
 from lab.guest_image import build  # noqa: E402
 from lab.stack import LabStack  # noqa: E402
 from runtime.settings import Settings  # noqa: E402
+from tests.libvirt.sshd import HOST, LoopbackSshd, loopback_sshd  # noqa: E402
 from webhooks.receiver import create_receiver_app  # noqa: E402
 from webhooks.serve import serve_app  # noqa: E402
 from webhooks.signing import generate_secret  # noqa: E402
@@ -76,16 +88,23 @@ def guest_join_uptime(console: Path) -> float | None:
     return float(found.group(1)) if found else None
 
 
-def site_settings(base: Settings, state: Path, images: Path, kube_port: int) -> Settings:
+def site_settings(
+    base: Settings, state: Path, images: Path, kube_port: int, ssh: LoopbackSshd | None
+) -> Settings:
     image = build()
+    host, uri = ("localhost", URI) if ssh is None else (HOST, ssh.libvirt_uri_template)
+    inventory = None
+    if ssh is not None:
+        inventory = state / "ansible-inventory.yaml"
+        inventory.write_text(yaml.safe_dump(ssh.inventory()))
     site = state / "site.yaml"
     site.write_text(
         yaml.safe_dump(
             {
                 "hosts": [
                     {
-                        "name": "localhost",
-                        "uri": URI,
+                        "name": host,
+                        "uri": uri.replace("{host}", host),
                         "pool": "general",
                         "rack": "r1",
                         "cpu_allocation_ratio": 4.0,
@@ -98,9 +117,10 @@ def site_settings(base: Settings, state: Path, images: Path, kube_port: int) -> 
         update={
             "inventories": {"default": f"libvirt:{site}"},
             "ansible_provider": "libvirt",
+            "ansible_inventory": inventory,
             "ansible_extravars": {
-                "libvirt_uri_template": URI,
-                "libvirt_hosts": "localhost",
+                "libvirt_uri_template": uri,
+                "libvirt_hosts": host,
                 "libvirt_domain_type": "qemu",
                 "libvirt_interface_type": "user",
                 "libvirt_ip_wait_seconds": "0",
@@ -120,6 +140,55 @@ def site_settings(base: Settings, state: Path, images: Path, kube_port: int) -> 
             },
         }
     )
+
+
+class PlaybookTimes(logging.Handler):
+    """Collects the provisioner's per-task seconds (activities/provisioning.py, TaskClock)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.runs: list[tuple[str, list[list[Any]]]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        spent = getattr(record, "playbook_seconds", None)
+        if spent is not None:
+            self.runs.append((record.getMessage().split(" ", 1)[0], spent))
+
+    def attach(self) -> None:
+        logger = logging.getLogger("activities.provisioning")
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(self)
+
+
+def print_playbook(playbook: str, spent: list[list[Any]]) -> None:
+    print(f"  {playbook}: {sum(s for _, s in spent):.1f} s", flush=True)
+    for label, seconds in spent:
+        print(f"    {seconds:5.2f} s  {label}")
+
+
+async def print_activities(client: Client, workflow_id: str, posted: float) -> None:
+    """The spare's activities, each as [scheduled, started, completed] seconds after the POST
+    (wall clock: the server and this process share it)."""
+    scheduled: dict[int, tuple[str, float]] = {}
+    started: dict[int, float] = {}
+    async for event in client.get_workflow_handle(workflow_id).fetch_history_events():
+        at = event.event_time.ToDatetime().timestamp() - posted
+        kind = event.event_type
+        if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            name = event.activity_task_scheduled_event_attributes.activity_type.name
+            scheduled[event.event_id] = (name, at)
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            started[event.activity_task_started_event_attributes.scheduled_event_id] = at
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            attributes = event.activity_task_completed_event_attributes
+            name, at_scheduled = scheduled.get(attributes.scheduled_event_id, ("?", at))
+            at_started = started.get(attributes.scheduled_event_id, at)
+            print(
+                f"    {at_scheduled:6.2f} {at_started:6.2f} {at:6.2f}  {name} "
+                f"({at - at_started:.2f} s)"
+            )
+        elif kind == EventType.EVENT_TYPE_MARKER_RECORDED:
+            print(f"    {at:6.2f}                local activity or marker")
 
 
 async def plain_virsh(
@@ -197,7 +266,7 @@ async def plain_virsh(
             path.unlink(missing_ok=True)
 
 
-async def main(spares: int) -> None:
+async def main(spares: int, over_ssh: bool) -> None:
     os.environ.setdefault("ANSIBLE_COLLECTIONS_PATH", str(COLLECTIONS))
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     scratch = tempfile.TemporaryDirectory(prefix="virtflow-real-vm-")
@@ -208,6 +277,8 @@ async def main(spares: int) -> None:
     secret = generate_secret()
     base = Settings(temporal_address=f"127.0.0.1:{ports.temporal}", state_dir=state)
     rows: list[tuple[float, float, float, float]] = []
+    playbooks = PlaybookTimes()
+    playbooks.attach()
     async with contextlib.AsyncExitStack() as stack:
         stack.callback(scratch.cleanup)
         server = TemporalDevServer(ports, state)
@@ -219,7 +290,8 @@ async def main(spares: int) -> None:
         receiver_url = await stack.enter_async_context(
             serve_app(create_receiver_app([secret], state / "receiver.sqlite"))
         )
-        settings = site_settings(base, state, images, lab.kube.port).model_copy(
+        ssh = stack.enter_context(loopback_sshd(state / "sshd")) if over_ssh else None
+        settings = site_settings(base, state, images, lab.kube.port, ssh).model_copy(
             update={
                 "kubeconfig": lab.kubeconfig,
                 "receivers": {
@@ -252,13 +324,20 @@ async def main(spares: int) -> None:
                 "pool": "general",
                 "ready_timeout_seconds": 1800,
             }
-            started = time.monotonic()
+            started, posted = time.monotonic(), time.time()
             answer = await http.post(f"{api_url}/spare/prepare", json=body)
-            answer.raise_for_status()
+            if answer.is_error:
+                raise SystemExit(f"POST /spare/prepare: {answer.status_code} {answer.text}")
             spare_id = answer.json()["spare_id"]
             await until(lambda s=spare_id: _has(events, s, "spare.ready"))
             to_ready = time.monotonic() - started
             guest = guest_join_uptime(images / f"{spare_id}-console.log")
+            print(f"spare {i + 1} ({spare_id}): spare.ready after {to_ready:.1f} s", flush=True)
+            print("  activities, seconds after the POST: scheduled, started, completed")
+            await print_activities(client, spare_id, posted)
+            for playbook, spent in playbooks.runs:
+                print_playbook(playbook, spent)
+            playbooks.runs.clear()
             xml = subprocess.run(
                 ["virsh", "-c", URI, "dumpxml", spare_id],
                 check=True,
@@ -268,6 +347,9 @@ async def main(spares: int) -> None:
             answer = await http.post(f"{api_url}/spare/{spare_id}/release", json={})
             answer.raise_for_status()
             await until(lambda s=spare_id: _has(events, s, "spare.released"))
+            for playbook, spent in playbooks.runs:
+                print_playbook(playbook, spent)
+            playbooks.runs.clear()
             plain, plain_guest = await plain_virsh(xml, spare_id, images, lab, kube)
             row = (to_ready, guest or float("nan"), plain, plain_guest or float("nan"))
             rows.append(row)
@@ -293,4 +375,6 @@ async def _has(events: Any, spare_id: str, kind: str) -> bool:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spares", type=int, default=3)
-    asyncio.run(main(parser.parse_args().spares))
+    parser.add_argument("--ssh", action="store_true", help="reach the host over SSH")
+    args = parser.parse_args()
+    asyncio.run(main(args.spares, args.ssh))

@@ -32,6 +32,7 @@ from runtime.temporal_binaries import (
     DEV_SERVER_SQLITE_PRAGMAS,
     temporal_cli,
 )
+from webhooks.bounded import BodyDeadline
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
 from webhooks.signing import generate_secret
@@ -267,6 +268,7 @@ async def lab_stack(
                 "gitlab_url": lab.gitlab.url,
                 "gitlab_trigger_token": SecretStr(lab.gitlab.trigger_token),
                 "gitlab_api_token": SecretStr(lab.gitlab.api_token),
+                "gitlab_user_data_key": SecretStr(lab.gitlab.user_data_key),
             }
         )
 
@@ -274,14 +276,21 @@ async def lab_stack(
         worker = asyncio.create_task(run_worker(settings, client, stop), name="virtflow-worker")
         stack.push_async_callback(_stop_worker, stop, worker)
 
-        receiver_app = create_receiver_app([secret], state_dir / "receiver.sqlite")
-        receiver_url = await stack.enter_async_context(serve_app(receiver_app, port=ports.receiver))
+        limits = settings.http_limits
+        receiver_app = BodyDeadline(
+            create_receiver_app([secret], state_dir / "receiver.sqlite"), limits.body_seconds
+        )
+        receiver_url = await stack.enter_async_context(
+            serve_app(receiver_app, port=ports.receiver, **limits.uvicorn_options())
+        )
 
         async def same_client() -> Client:
             return client
 
         api_app = create_app(settings, client_factory=same_client)
-        api_url = await stack.enter_async_context(serve_app(api_app, port=ports.api))
+        api_url = await stack.enter_async_context(
+            serve_app(api_app, port=ports.api, **limits.uvicorn_options())
+        )
         yield RunningStack(settings, client, api_url, receiver_url, worker)
 
 

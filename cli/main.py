@@ -35,6 +35,7 @@ from api.explain import ExplainBody
 from contracts.spare import Phase, SpareRequest
 from runtime.logging_setup import configure_logging
 from runtime.settings import CONFIG_ENV, Settings, get_settings
+from runtime.temporal_profile import TemporalProfileError
 from virtflow_client import AuthenticatedClient
 from virtflow_client.api.spares import (
     cancel_spare,
@@ -60,6 +61,7 @@ from virtflow_client.types import UNSET, Unset
 
 from .config import config_app
 from .spare_api import ApiProblem, answer, api_client
+from .warm import warm_app
 
 app = typer.Typer(
     name="virtflow",
@@ -68,6 +70,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(config_app, name="config")
+app.add_typer(warm_app, name="warm")
 console = Console()
 err_console = Console(stderr=True)
 log = logging.getLogger("virtflow")
@@ -97,7 +100,7 @@ def settings() -> Settings:
         return get_settings()
     except ValidationError as err:
         fail(f"bad settings: {_one_line(err)}", EXIT_BAD_INPUT)
-    except FileNotFoundError as err:
+    except (FileNotFoundError, TemporalProfileError) as err:
         fail(str(err), EXIT_BAD_INPUT)
 
 
@@ -331,7 +334,13 @@ def api() -> None:
     config = settings()
     configure_logging(config)
     try:
-        uvicorn.run(create_app(config), host=config.api_host, port=config.api_port, log_config=None)
+        uvicorn.run(
+            create_app(config),
+            host=config.api_host,
+            port=config.api_port,
+            log_config=None,
+            **config.http_limits.uvicorn_options(),
+        )
     finally:
         # uvicorn returns after SIGTERM: the spans of the last requests still go out.
         flush_traces(config)
@@ -342,6 +351,7 @@ def receiver() -> None:
     """Serve the reference webhook receiver with VIRTFLOW_RECEIVER_SECRETS."""
     import uvicorn
 
+    from webhooks.bounded import BodyDeadline
     from webhooks.receiver import create_receiver_app
 
     config = settings()
@@ -354,7 +364,49 @@ def receiver() -> None:
         receiver_app = create_receiver_app(secrets, config.state_dir / "receiver.sqlite")
     except ValueError as err:
         fail(f"bad receiver secret: {err}", EXIT_BAD_INPUT)
-    uvicorn.run(receiver_app, host=config.api_host, port=config.receiver_port, log_config=None)
+    limits = config.http_limits
+    uvicorn.run(
+        BodyDeadline(receiver_app, limits.body_seconds),
+        host=config.api_host,
+        port=config.receiver_port,
+        log_config=None,
+        **limits.uvicorn_options(),
+    )
+
+
+@app.command()
+def replay(
+    since_hours: Annotated[
+        float, typer.Option("--since-hours", min=0, help="Also replay runs closed this recently")
+    ] = 24.0,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many histories")] = 1000,
+) -> None:
+    """Replay the namespace's running and recent spares, releases and ledgers against the code
+    installed here; exit 1 if any diverges (the gate before a new build takes traffic)."""
+    from datetime import timedelta
+
+    from worker.replay import replay_namespace
+
+    config = settings()
+
+    async def go() -> bool:
+        client = await _client(config)
+        report = await replay_namespace(
+            client, config.task_queue, timedelta(hours=since_hours), limit
+        )
+        for d in report.diverged:
+            kind = "non-deterministic" if d.nondeterministic else "replay failed"
+            console.print(f"[red]{kind}[/] {d.workflow_type} {d.workflow_id} (run {d.run_id})")
+            console.print(f"  {d.message}", markup=False)
+        verdict = "[green]all replay[/]" if report.ok else f"[red]{len(report.diverged)} diverge[/]"
+        console.print(
+            f"replayed {len(report.replayed)} histories of {config.temporal_namespace}/"
+            f"{config.task_queue} (running, or closed in the last {since_hours:g} h): {verdict}"
+        )
+        return report.ok
+
+    if not run(go()):
+        raise typer.Exit(EXIT_FAILED)
 
 
 @app.command("codec-server")

@@ -4,7 +4,7 @@ carry a spare's request to it (workflows cannot send Updates to other workflows)
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,6 +34,7 @@ __all__ = [
     "ReserveInput",
     "ReserveResult",
     "Waiter",
+    "WarmMark",
     "ledger_workflow_id",
 ]
 
@@ -68,11 +69,22 @@ class Waiter(BaseModel):
         return self.request.name
 
 
+class WarmMark(BaseModel):
+    """A reservation held by a warm pool's spare: the lowest priority on the site, given back
+    when a real request does not fit otherwise."""
+
+    pool: str
+    since: datetime
+    # Asked to leave for a request that needs its room.
+    taken_back_for: str | None = None
+
+
 class LedgerState(BaseModel):
     """Everything the ledger knows; handed whole to continue-as-new."""
 
     inventory: str
     reservations: dict[str, Reservation] = Field(default_factory=dict)
+    warm: dict[str, WarmMark] = Field(default_factory=dict)
     waiters: list[Waiter] = Field(default_factory=list)
     seq: int = 0
     # Set by the spare that starts the ledger; bounds the ledger's own placement calls.
@@ -90,6 +102,8 @@ class ReserveInput(BaseModel):
     wait_for_capacity: bool = False
     priority: int = 0
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+    # A warm pool's spare: its room is taken back for a real request that needs it.
+    warm_pool: str | None = None
 
     @property
     def spare_id(self) -> str:

@@ -1,17 +1,37 @@
 """The contract of ReconcileSpares, the orphan sweep a Temporal Schedule runs
-(worker/schedules.py): its input and result."""
+(worker/schedules.py): its input and result; and of CompensateSpare, which it starts for a
+spare whose run was terminated from outside."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from .spare import SpareRequest
+
 RECONCILE_SPARES = "ReconcileSpares"
 RECONCILE_SCHEDULE_ID = "virtflow-reconcile-spares"
+COMPENSATE_SPARE = "CompensateSpare"
+
+
+def compensation_id(spare_id: str, run_id: str) -> str:
+    """One compensation per terminated run, ever: the id says which run it makes up for."""
+    return f"compensate-{spare_id}-{run_id[:8]}"
 
 
 class ReconcileInput(BaseModel):
     grace_seconds: int = Field(default=300, ge=0, le=24 * 3600)
     drain_timeout_seconds: int = Field(default=600, ge=1, le=24 * 3600)
+    # Terminated spares closed within this long are looked at (each is compensated once).
+    terminated_lookback_seconds: int = Field(default=24 * 3600, ge=60, le=30 * 24 * 3600)
+
+
+class TerminatedSpare(BaseModel):
+    """A PrepareSpare run terminated from outside: what it asked for and where it was."""
+
+    spare_id: str
+    run_id: str
+    request: SpareRequest
+    host: str | None = None
 
 
 class OrphanRelease(BaseModel):
@@ -29,3 +49,5 @@ class ReconcileResult(BaseModel):
     nodes_seen: int
     suspects: list[str] = Field(default_factory=list)
     released: list[OrphanRelease] = Field(default_factory=list)
+    # Spares whose terminated run this sweep started compensating.
+    compensated: list[str] = Field(default_factory=list)

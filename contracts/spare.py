@@ -22,6 +22,7 @@ from placement.models import (
     TopologySpreadConstraint,
     VmRequest,
     VmShape,
+    parse_vmid_range,
     spread_constraints_have_a_group,
 )
 from placement.topology_record import PlacedTopology
@@ -29,6 +30,7 @@ from placement.topology_record import PlacedTopology
 from .common import ANY_POOL, CLUSTER, PHASE, POOL
 from .timeouts import ActivityTimeouts
 from .vm import VmFacts, VmSpec
+from .warm import WarmInfo
 
 PREPARE_SPARE = "PrepareSpare"
 STATUS_QUERY = "status"
@@ -42,7 +44,18 @@ REPLACEMENT_READY_SIGNAL = "replacement_ready"
 SPARE_LABEL = "virtflow.io/spare"
 SPARE_ID_LABEL = "virtflow.io/spare-id"
 CLUSTER_LABEL = "virtflow.io/cluster"
+# Set on a spare's Node by the release's cordon: the held spare's watch ends when it sees it.
+RELEASING_ANNOTATION = "virtflow.io/releasing"
 
+
+# The memo key of the request's hash. virtflow's own door (the API, `virtflow prepare`) sets it
+# and starts with id reuse policy REJECT_DUPLICATE, so a run that has it is its id's only one.
+MEMO_REQUEST_HASH = "virtflow.request_sha256"
+
+# The qemu-scheduler's annotations (CAPPX manifests carry them), honoured in `annotations`.
+NODE_REGEX_ANNOTATION = "node.qemu-scheduler/regex"
+VMID_RANGE_ANNOTATION = "vmid.qemu-scheduler/range"
+VMID_REGEX_ANNOTATION = "vmid.qemu-scheduler/regex"
 
 # Every spare workflow id, hence every spare VM and Node name, starts with this.
 SPARE_ID_PREFIX = "spare-"
@@ -72,6 +85,10 @@ class Phase(StrEnum):
     COMPENSATING = "compensating"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    # A warm pool's spare: Ready, tainted `virtflow.io/warm`, waiting to be claimed.
+    WARM = "warm"
+    # A warm spare claimed by a request: the request's spare owns its VM and Node now.
+    HANDED_OVER = "handed_over"
 
 
 class SpareRequest(VmShape):
@@ -106,10 +123,20 @@ class SpareRequest(VmShape):
     # While held: a Node unhealthy this long is reported (spare.unhealthy), and replaced when
     # on_unhealthy is "replace" and at most max_unhealthy of the cluster's spares are unhealthy.
     unhealthy_after_seconds: int = Field(default=300, ge=1, le=7 * 24 * 3600)
-    on_unhealthy: Literal["notify", "replace"] = "notify"
+    # `release`: let the spare go (a warm pool's spare: its pool makes a new one).
+    on_unhealthy: Literal["notify", "replace", "release"] = "notify"
     max_unhealthy: int = Field(default=1, ge=0, le=10_000)
     # Hosts the VM must not be placed on (a replacement avoids its predecessor's host).
     avoid_hosts: list[str] = Field(default_factory=list, max_length=64)
+    # The hypervisor's VM id (Proxmox), as the qemu-scheduler chooses it: the smallest free id
+    # in "a-b", or the smallest free id from the cluster's next one whose digits match
+    # (unanchored); neither: the hypervisor's next free id.
+    vmid_range: str | None = Field(default=None, max_length=32)
+    vmid_regex: str | None = Field(default=None, max_length=256)
+    # Kubernetes-style annotations. The qemu-scheduler's keys work as in a CAPPX manifest:
+    # node.qemu-scheduler/regex (host names, unanchored), vmid.qemu-scheduler/range and
+    # vmid.qemu-scheduler/regex (as vmid_range and vmid_regex, which win when both are given).
+    annotations: dict[str, str] = Field(default_factory=dict, max_length=64)
     # The spare this one replaces: told when this one is Ready.
     replaces: str | None = Field(default=None, max_length=NODE_NAME_MAX)
     ttl_seconds: int = Field(default=6 * 3600, ge=1, le=30 * 24 * 3600)
@@ -120,6 +147,8 @@ class SpareRequest(VmShape):
     priority: int = Field(default=0, ge=-1000, le=1000)
     # How soon a dead worker's activity is tried again elsewhere (tests shorten these).
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+    # Set by a warm pool on its own spares only: Ready, the spare waits tainted to be claimed.
+    warm_pool: str | None = Field(default=None, max_length=63, pattern=LABEL_VALUE)
 
     @field_validator("cluster")
     @classmethod
@@ -140,6 +169,34 @@ class SpareRequest(VmShape):
     ) -> list[TopologySpreadConstraint]:
         return spread_constraints_have_a_group(constraints, info)
 
+    @field_validator("vmid_range")
+    @classmethod
+    def _vmid_range(cls, text: str | None) -> str | None:
+        if text is not None:
+            parse_vmid_range(text)
+        return text
+
+    @field_validator("vmid_regex")
+    @classmethod
+    def _vmid_regex(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            _compiles(pattern)
+        return pattern
+
+    @field_validator("annotations")
+    @classmethod
+    def _scheduler_annotations_are_valid(cls, annotations: dict[str, str]) -> dict[str, str]:
+        # The qemu-scheduler ignores a bad value (or panics on "100"); a request says so at once.
+        if (text := annotations.get(VMID_RANGE_ANNOTATION)) is not None:
+            try:
+                parse_vmid_range(text)
+            except ValueError as exc:
+                raise ValueError(f"{VMID_RANGE_ANNOTATION}: {exc}") from None
+        for key in (NODE_REGEX_ANNOTATION, VMID_REGEX_ANNOTATION):
+            if (pattern := annotations.get(key)) is not None:
+                _compiles(pattern, key)
+        return annotations
+
     @property
     def spare_id(self) -> str:
         return spare_workflow_id(self.cluster, self.request_id)
@@ -157,7 +214,11 @@ class SpareRequest(VmShape):
             anti_affinity_scope=self.anti_affinity_scope,
             topology_spread=self.topology_spread,
             near=self.near,
-            node_name_regex=_avoiding(self.avoid_hosts),
+            node_name_regex=_node_pattern(
+                self.annotations.get(NODE_REGEX_ANNOTATION), self.avoid_hosts
+            ),
+            vmid_range=self.vmid_range or self.annotations.get(VMID_RANGE_ANNOTATION),
+            vmid_regex=self.vmid_regex or self.annotations.get(VMID_REGEX_ANNOTATION),
             **self.shape(),
         )
 
@@ -187,11 +248,21 @@ class SpareRequest(VmShape):
         return f"spare for {self.cluster}: {size}"
 
 
-def _avoiding(hosts: list[str]) -> str | None:
-    """A host-name pattern that matches every host but these (a replacement's exclusion)."""
-    if not hosts:
-        return None
-    return "^(?!(?:" + "|".join(re.escape(h) for h in sorted(set(hosts))) + ")$)"
+def _compiles(pattern: str, where: str = "") -> None:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        prefix = f"{where}: " if where else ""
+        raise ValueError(f"{prefix}invalid regular expression: {exc}") from None
+
+
+def _node_pattern(wanted: str | None, avoid: list[str]) -> str | None:
+    """A host-name pattern (searched, unanchored) that matches `wanted` and none of `avoid`
+    (a replacement's exclusion)."""
+    if not avoid:
+        return wanted
+    pattern = "^(?!(?:" + "|".join(re.escape(h) for h in sorted(set(avoid))) + ")$)"
+    return pattern if wanted is None else f"{pattern}(?=.*(?:{wanted}))"
 
 
 class StepRecord(BaseModel):
@@ -225,6 +296,10 @@ class SpareStatus(BaseModel):
     replaced_by: str | None = None
     # How the release's drain went.
     drain: DrainNodeResult | None = None
+    # Came from a warm pool: which, since when the VM was Ready, whose VM and Node it took.
+    warm: WarmInfo | None = None
+    # A warm spare claimed by a request: that request's spare.
+    handed_to: str | None = None
 
 
 class ReplacementReady(BaseModel):
@@ -240,6 +315,8 @@ class SpareResult(BaseModel):
     host: str | None = None
     vm: VmFacts | None = None
     reason: str | None = None
+    # A warm spare that ended handed over: the spare that owns its VM and Node now.
+    handed_to: str | None = None
 
 
 class ReleaseRequest(BaseModel):

@@ -20,6 +20,7 @@ HYPERVISORS_DIR = Path(__file__).resolve().parent
 # only when a site names one, so a worker needs a hypervisor's client library only if it uses it.
 SITE_INVENTORIES = {
     "libvirt": ("hypervisors.libvirt.inventory", "LibvirtInventory"),
+    "proxmox": ("hypervisors.proxmox.inventory", "ProxmoxInventory"),
 }
 
 

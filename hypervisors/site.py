@@ -28,12 +28,11 @@ def inventory_unavailable(where: str, why: str) -> ApplicationError:
     return ApplicationError(f"inventory {where}: {why}", type="InventoryUnavailable")
 
 
-class SiteHost(BaseModel):
-    """What the site says about one host; the numbers come from the hypervisor."""
+class HostFacts(BaseModel):
+    """What a site says about a host that its hypervisor cannot know."""
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1)
     pool: str | None = None
     rack: str | None = None
     dedicated: bool = False
@@ -41,9 +40,18 @@ class SiteHost(BaseModel):
     taints: list[dict[str, str]] = Field(default_factory=list)
     cpu_allocation_ratio: float | None = Field(default=None, gt=0)
     memory_allocation_ratio: float | None = Field(default=None, gt=0)
+    disk_allocation_ratio: float | None = Field(default=None, gt=0)
     gpu_capacity: int = Field(default=0, ge=0)
     vm_quota: int | None = Field(default=None, ge=0)
     unschedulable: bool = False
+    # Devices other than GPUs the host offers, by extended-resource name (PLACEMENT.md).
+    devices_capacity: dict[str, int] = Field(default_factory=dict)
+
+
+class SiteHost(HostFacts):
+    """One host of the site by name; the numbers come from the hypervisor."""
+
+    name: str = Field(min_length=1)
 
 
 def read_site(path: Path, model: type[SiteT], where: str) -> SiteT:

@@ -6,8 +6,11 @@ playbook through `lab/gitlab_runner.py`. Statuses move created -> pending -> run
 success | failed | canceled; jobs of the same VM_NAME wait for each other
 (`waiting_for_resource`), as the template's `resource_group` makes GitLab do. Endpoints,
 fields and error codes are GitLab's: trigger (201; 400 missing token, ref or string
-variables; 404 wrong token or project; 400 unknown ref), pipeline, jobs, trace, artifact,
-cancel (200 whatever the state).
+variables; 404 wrong token or project; 400 unknown ref), pipeline, its variables, jobs,
+trace, artifact, cancel (200 whatever the state).
+
+Its runner holds `user_data_key` in its own environment, as a site's runners do, never among
+the project's variables: the job opens the sealed user data with it (docs/GITLAB.md).
 
 Fault hooks for tests: `fail_next_pipeline`, `hold_pipelines` / `release_pipelines`,
 `fail_next_requests` (answer 5xx), `cancel` (what a person does in the UI).
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+from cryptography.fernet import Fernet
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
@@ -99,6 +103,8 @@ class LabGitLab:
         self.project_variables = dict(project_variables)
         self.trigger_token = trigger_token or f"glptt-{secrets.token_hex(20)}"
         self.api_token = api_token or f"glpat-{secrets.token_urlsafe(20)}"
+        # The runner's own secret: in the job's environment, nowhere GitLab stores or serves.
+        self.user_data_key = Fernet.generate_key().decode()
         self._own_workdir = workdir is None
         # Absolute: the playbook writes vm.json from its own working directory.
         self.workdir = (workdir or Path(tempfile.mkdtemp(prefix="lab-gitlab-"))).resolve()
@@ -199,6 +205,7 @@ class LabGitLab:
             await run_job(
                 action=pipeline.variables["VIRTFLOW_ACTION"],
                 variables={**self.project_variables, **pipeline.variables},
+                runner_environment={"VIRTFLOW_USER_DATA_KEY": self.user_data_key},
                 workdir=job.workdir,
                 playbook_dir=self.playbook_dir,
                 write=job.trace.append,
@@ -310,6 +317,7 @@ class LabGitLab:
         app.add_api_route(f"{API}/trigger/pipeline", self._trigger, methods=["POST"])
         app.add_api_route(f"{API}/pipelines/{{pipeline_id:int}}", self._get_pipeline)
         app.add_api_route(f"{API}/pipelines/{{pipeline_id:int}}/jobs", self._get_jobs)
+        app.add_api_route(f"{API}/pipelines/{{pipeline_id:int}}/variables", self._get_variables)
         app.add_api_route(
             f"{API}/pipelines/{{pipeline_id:int}}/cancel", self._cancel, methods=["POST"]
         )
@@ -374,6 +382,17 @@ class LabGitLab:
             return found
         jobs = [] if found.job.status == "skipped" else [self.job_json(found)]
         return JSONResponse(jobs)
+
+    async def _get_variables(self, request: Request, project: str, pipeline_id: int) -> Response:
+        found = self._find(request, project, pipeline_id)
+        if isinstance(found, Response):
+            return found
+        return JSONResponse(
+            [
+                {"key": key, "value": value, "variable_type": "env_var"}
+                for key, value in found.variables.items()
+            ]
+        )
 
     async def _cancel(self, request: Request, project: str, pipeline_id: int) -> Response:
         found = self._find(request, project, pipeline_id)

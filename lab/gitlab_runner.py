@@ -3,7 +3,9 @@
 The job turns the pipeline's variables into extravars with `deploy/gitlab/vm_extravars.py`,
 runs `playbooks/<action>_vm.yml` with the real ansible-runner (`vm_facts_path` set, so the
 playbook writes `vm.json`), and appends what ansible prints to the job's trace as it goes.
-Cancelling the coroutine stops ansible-playbook before it returns.
+Cancelling the coroutine stops ansible-playbook before it returns. The extravars (the opened
+user data among them) leave no file behind once the job ends, as the template's after_script
+makes sure: ansible-runner's scratch directory goes with the job.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import functools
 import json
 import os
+import shutil
 import sys
 import threading
 from collections.abc import Callable
@@ -36,11 +39,13 @@ async def run_job(
     workdir: Path,
     playbook_dir: Path,
     write: Callable[[str], None],
+    runner_environment: dict[str, str] | None = None,
 ) -> None:
-    """Run one job in `workdir` (its artifacts land there); raise JobFailed on failure."""
+    """Run one job in `workdir` (its artifacts land there); raise JobFailed on failure.
+    `runner_environment` is what the runner itself adds to the job's environment."""
     workdir.mkdir(parents=True, exist_ok=True)
     write(f"$ python3 deploy/gitlab/vm_extravars.py > vm_vars.json  # VIRTFLOW_ACTION={action}")
-    env = {"PATH": os.environ.get("PATH", ""), **variables}
+    env = {"PATH": os.environ.get("PATH", ""), **variables, **(runner_environment or {})}
     script = await asyncio.create_subprocess_exec(
         sys.executable,
         str(EXTRAVARS_SCRIPT),
@@ -54,7 +59,10 @@ async def run_job(
         raise JobFailed(err.decode().strip() or f"vm_extravars.py exited {script.returncode}")
     extravars = {**json.loads(out), "vm_facts_path": str(workdir / "vm.json")}
     write(f"$ ansible-playbook playbooks/{action}_vm.yml -e @vm_vars.json")
-    status = await _ansible(playbook_dir / f"{action}_vm.yml", extravars, workdir, write)
+    try:
+        status = await _ansible(playbook_dir / f"{action}_vm.yml", extravars, workdir, write)
+    finally:
+        shutil.rmtree(workdir / "runner", ignore_errors=True)
     if status != "successful":
         raise JobFailed(f"ansible-playbook ended {status}")
 

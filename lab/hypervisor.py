@@ -160,7 +160,8 @@ class LabHypervisor:
             await asyncio.wait({closing, opened}, return_when=asyncio.FIRST_COMPLETED)
             closing.cancel()
             opened.cancel()
-        if self.on_start is not None:
+        if self.on_start is not None and self._vms.get(vm.name) is vm:
+            # Destroyed while the answer waited: a deleted VM does not boot.
             await self.on_start(vm)
         return vm, True
 

@@ -6,6 +6,7 @@ goes away. The product reaches all of it over HTTP only: the kubeconfig and the 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -86,8 +87,9 @@ class LabStack:
         return self.kube.url
 
     async def stop(self) -> None:
-        if self.gitlab is not None:
-            await self.gitlab.stop()
-        await self.hypervisor.stop()
+        # The servers stop side by side: each waits for uvicorn's next tick (0.1 s) or more.
         await self.kubelet.stop()
-        await self.kube.stop()
+        servers = [self.hypervisor.stop(), self.kube.stop()]
+        if self.gitlab is not None:
+            servers.append(self.gitlab.stop())
+        await asyncio.gather(*servers)

@@ -7,6 +7,7 @@ The defaults run the embedded lab, so `virtflow dev` needs no configuration at a
 
 from __future__ import annotations
 
+import base64
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -27,7 +28,9 @@ from activities.notify import ReceiverConfig
 from activities.vm_templates import SiteTemplates, VmTemplate
 from contracts.common import TASK_QUEUE
 from contracts.drain import DrainPolicy
+from contracts.warm import WarmPoolSpec
 from playbooks import PLAYBOOK_DIR
+from webhooks.bounded import RequestLimits
 
 from .encryption import parse_key
 from .temporal_profile import TemporalProfileSource
@@ -38,6 +41,8 @@ CONFIG_ENV = "VIRTFLOW_CONFIG"
 # /run/secrets/virtflow_receivers__upgradectrl__secrets.
 SECRETS_DIR_ENV = "VIRTFLOW_SECRETS_DIR"
 DEFAULT_SECRETS_DIR = Path("/run/secrets")
+# Set by the kubelet in every container: the worker then runs in a Pod.
+IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 Role = Literal["operator", "upgrade-controller"]
@@ -88,6 +93,16 @@ class Settings(BaseSettings):
     temporal_api_key: SecretStr | None = None
     """API key sent as a bearer token (Temporal Cloud); enables TLS."""
 
+    worker_versioning: bool = False
+    """Run the worker as a version of the Worker Deployment `worker_deployment_name`, build
+    `worker_build_id` (docs/OPERATIONS.md, Deploying a new build). Off in the lab: a versioned
+    worker gets no task until its version is made current."""
+    worker_deployment_name: str = "virtflow"
+    """Worker Deployment the workers belong to (`TEMPORAL_DEPLOYMENT_NAME` when unset here)."""
+    worker_build_id: str | None = None
+    """This build's id, best the image tag (`TEMPORAL_WORKER_BUILD_ID` when unset here); unset:
+    the installed package's version."""
+
     payload_encryption_key_id: str | None = None
     """Encrypt every payload (inputs, results, failure messages) with this key of
     `payload_keys` (AES-GCM); unset: payloads are written in clear. To rotate, add a key,
@@ -118,6 +133,15 @@ class Settings(BaseSettings):
     """Kubeconfig of the cluster the spares join; unset means the in-cluster service account
     when running in a Pod, else the file named by `KUBECONFIG` (then `~/.kube/config`).
     `virtflow dev` and `demo` point it at the lab's."""
+    join_api_server: str | None = None
+    """The Kubernetes API server as the spares' VMs reach it (`https://host:port`), rendered
+    into their join by the VM templates; unset: the server of the worker's own kubeconfig. It
+    must be set when the worker runs in a Pod on its service account and a template renders a
+    join: the Service address the worker uses is seldom reachable from a VM. A template's own
+    `api_server` wins over it."""
+    join_api_server_ca: FilePath | None = None
+    """PEM file of the CA that signs `join_api_server`'s certificate, rendered into the join
+    beside it; unset: the CA of the worker's kubeconfig or service account."""
     drain_policy: DrainPolicy = DrainPolicy.FAIL
     """A release's drain that cannot finish in time: fail (stop, keep the VM cordoned, report
     spare.failed), force (delete the remaining pods past their budgets) or leave (keep the VM
@@ -138,6 +162,11 @@ class Settings(BaseSettings):
         default_factory=lambda: {"lab_hypervisor_url": "http://127.0.0.1:8091"}
     )
     """Site variables passed to every playbook run."""
+    ansible_inventory: Path | None = None
+    """An Ansible inventory (file or directory) for every playbook run: how the hosts that
+    tasks are delegated to (a libvirt host's disk and seed) are reached over SSH, e.g.
+    `ansible_host`, `ansible_user`, `ansible_ssh_common_args`. None: by name, with the
+    worker's own SSH configuration."""
 
     vm_templates: dict[str, VmTemplate] = Field(default_factory=dict)
     """The kinds of VM the site offers, by name: base image, network, cloud-init user-data
@@ -157,9 +186,18 @@ class Settings(BaseSettings):
     """Pipeline trigger token of that project (required with provisioner `gitlab`)."""
     gitlab_api_token: SecretStr | None = None
     """API token (`read_api` + pipeline cancel) to follow pipelines and read `vm.json`."""
+    gitlab_user_data_key: SecretStr | None = None
+    """Fernet key sealing the user data (it holds the join token) for the VM pipeline; the
+    project's runners hold the same key (docs/GITLAB.md). Required with provisioner `gitlab`
+    when a VM template has user data."""
     gitlab_poll_seconds: float = Field(default=5.0, gt=0)
     """How often a running pipeline's status is read."""
 
+    warm_pools: list[WarmPoolSpec] = Field(default_factory=list)
+    """Spares kept Ready ahead of demand (`VIRTFLOW_WARM_POOLS` as JSON): each `{name, cluster,
+    cpu, memory_mb, gpu, inventory, pool, template, size, max_age_seconds}`. A request of that
+    cluster, inventory, shape, pool and template that a warm spare's host satisfies takes the
+    warm spare at once. Each holds its capacity while idle; `size: 0` drains a pool."""
     receivers: dict[str, ReceiverConfig] = Field(default_factory=dict)
     """Webhook receivers by name; a request may only pick among these, never give a URL."""
     receiver_secrets: list[SecretStr] = Field(default_factory=list)
@@ -174,6 +212,17 @@ class Settings(BaseSettings):
     """Port of the HTTP API."""
     receiver_port: int = Field(default=8090, ge=1, le=65535)
     """Port of the reference webhook receiver."""
+    http_header_timeout_seconds: float = Field(default=10.0, gt=0)
+    """API and receiver: a request's headers must arrive within this long of the connection
+    (or of its previous answer), else 408 and the connection is closed."""
+    http_body_timeout_seconds: float = Field(default=30.0, gt=0)
+    """API and receiver: a request's body must arrive within this long of its headers, else
+    408 and the connection is closed."""
+    http_keep_alive_seconds: float = Field(default=5.0, gt=0)
+    """API and receiver: an idle kept-alive connection is closed after this long."""
+    http_max_connections: int = Field(default=2048, ge=1)
+    """API and receiver: connections (and requests in flight) per process; past it a request
+    is answered 503 at once, never dropped. Far above a burst of 1,000 concurrent requests."""
     api_tokens: dict[SecretStr, Role] = Field(default_factory=dict)
     """Bearer token -> role. Empty disables authentication (the lab); the API logs it."""
     api_url: str | None = None
@@ -254,6 +303,21 @@ class Settings(BaseSettings):
             _reject_placeholder(token.get_secret_value(), "a GitLab token")
         return token
 
+    @field_validator("gitlab_user_data_key")
+    @classmethod
+    def _fernet_key(cls, key: SecretStr | None) -> SecretStr | None:
+        if key is not None:
+            try:
+                if len(base64.urlsafe_b64decode(key.get_secret_value().encode())) != 32:
+                    raise ValueError
+            except ValueError:
+                raise ValueError(
+                    "gitlab_user_data_key must be a Fernet key (32 bytes, url-safe base64): "
+                    "make one with `python3 -c 'from cryptography.fernet import Fernet; "
+                    "print(Fernet.generate_key().decode())'`"
+                ) from None
+        return key
+
     @model_validator(mode="after")
     def _client_cert_and_key(self) -> Settings:
         if (self.temporal_tls_client_cert is None) != (self.temporal_tls_client_key is None):
@@ -266,6 +330,58 @@ class Settings(BaseSettings):
     def _templates(self) -> Settings:
         SiteTemplates(self.vm_templates, self.pool_templates)  # raises on a broken one
         return self
+
+    @model_validator(mode="after")
+    def _join_api_server(self) -> Settings:
+        # In a Pod without a kubeconfig the worker talks to the API server's Service address,
+        # which a VM outside the cluster network may not reach: the join needs its own.
+        in_cluster = self.kubeconfig is None and bool(os.environ.get(IN_CLUSTER_ENV))
+        joining = [
+            name
+            for name, template in self.vm_templates.items()
+            if template.api_server is None
+            and (template.user_data is not None or template.user_data_file is not None)
+        ]
+        if in_cluster and joining and self.join_api_server is None:
+            raise ValueError(
+                "join_api_server: must be set when the worker runs in a Pod on its service "
+                f"account (VM templates {', '.join(sorted(joining))} render a join): set it "
+                "(VIRTFLOW_JOIN_API_SERVER) to the API server's address as the VMs reach it, "
+                "e.g. the control plane's load balancer, not the Service address "
+                f"{os.environ.get(IN_CLUSTER_ENV)}"
+            )
+        if self.join_api_server is not None and not self.join_api_server.startswith("https://"):
+            raise ValueError(f"join_api_server: {self.join_api_server!r} is not an https:// URL")
+        return self
+
+    @model_validator(mode="after")
+    def _warm_pools(self) -> Settings:
+        names = [p.name for p in self.warm_pools]
+        for name in sorted({n for n in names if names.count(n) > 1}):
+            raise ValueError(f"warm_pools: two pools are named '{name}'")
+        for spec in self.warm_pools:
+            if spec.inventory not in self.inventories:
+                known = ", ".join(sorted(self.inventories)) or "none"
+                raise ValueError(
+                    f"warm_pools.{spec.name}.inventory: unknown inventory '{spec.inventory}' "
+                    f"(configured: {known})"
+                )
+            if spec.template is not None and spec.template not in self.vm_templates:
+                known = ", ".join(sorted(self.vm_templates)) or "none"
+                raise ValueError(
+                    f"warm_pools.{spec.name}.template: unknown VM template '{spec.template}' "
+                    f"(configured: {known})"
+                )
+        return self
+
+    @property
+    def http_limits(self) -> RequestLimits:
+        return RequestLimits(
+            header_seconds=self.http_header_timeout_seconds,
+            body_seconds=self.http_body_timeout_seconds,
+            keep_alive_seconds=self.http_keep_alive_seconds,
+            max_connections=self.http_max_connections,
+        )
 
     @property
     def api_base_url(self) -> str:

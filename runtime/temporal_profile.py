@@ -4,7 +4,9 @@ The `temporal` CLI, the SDKs and the Temporal Worker Controller configure a clie
 `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, `TEMPORAL_API_KEY`, `TEMPORAL_TLS_*` and a profile of
 `temporal.toml` (`TEMPORAL_CONFIG_FILE`, `TEMPORAL_PROFILE`). The SDK's `temporalio.envconfig`
 reads them (environment over file, as the CLI does); this source hands the result to the
-settings, below virtflow's own environment, file and secrets, so `VIRTFLOW_*` still wins.
+settings, below virtflow's own environment, file and secrets, so `VIRTFLOW_*` still wins. The
+Worker Controller's `TEMPORAL_DEPLOYMENT_NAME` and `TEMPORAL_WORKER_BUILD_ID` are read here
+too: a Pod given a build id runs as that version.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ ENV_NAMES: Mapping[str, str] = {
     "temporal_tls_client_cert": "TEMPORAL_TLS_CLIENT_CERT_PATH",
     "temporal_tls_client_key": "TEMPORAL_TLS_CLIENT_KEY_PATH",
     "temporal_tls_server_name": "TEMPORAL_TLS_SERVER_NAME",
+    # What the Temporal Worker Controller injects into the Pods of a version.
+    "worker_deployment_name": "TEMPORAL_DEPLOYMENT_NAME",
+    "worker_build_id": "TEMPORAL_WORKER_BUILD_ID",
 }
 
 
@@ -81,12 +86,15 @@ def load_profile(environ: Mapping[str, str]) -> dict[str, Any]:
                 tls.client_private_key, ENV_NAMES["temporal_tls_client_key"]
             ),
         }
+    if build := environ.get(ENV_NAMES["worker_build_id"]):
+        values |= {"worker_build_id": build, "worker_versioning": True}
+    values["worker_deployment_name"] = environ.get(ENV_NAMES["worker_deployment_name"])
     return {key: value for key, value in values.items() if value is not None}
 
 
 def origin(key: str, environ: Mapping[str, str]) -> str:
     """Where the standard configuration took `key` from: its variable or the profile file."""
-    env = ENV_NAMES[key]
+    env = ENV_NAMES.get(key, ENV_NAMES["worker_build_id"])  # versioning is on with a build id
     if env in environ:
         return f"environment {env}"
     name = environ.get("TEMPORAL_PROFILE") or "default"

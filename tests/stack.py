@@ -99,6 +99,7 @@ def with_lab_gitlab(settings: Settings, lab: LabStack) -> Settings:
             "gitlab_url": lab.gitlab.url,
             "gitlab_trigger_token": SecretStr(lab.gitlab.trigger_token),
             "gitlab_api_token": SecretStr(lab.gitlab.api_token),
+            "gitlab_user_data_key": SecretStr(lab.gitlab.user_data_key),
             "gitlab_poll_seconds": 0.2,
         }
     )

@@ -23,6 +23,7 @@ class EventType(StrEnum):
     RELEASED = "spare.released"
     UNHEALTHY = "spare.unhealthy"
     REPLACED = "spare.replaced"
+    WARM_POOL_SHORT = "warm_pool.short"
 
 
 EVENT_DESCRIPTIONS: dict[EventType, str] = {
@@ -43,6 +44,11 @@ EVENT_DESCRIPTIONS: dict[EventType, str] = {
     EventType.REPLACED: (
         "An unhealthy spare's replacement is Ready on another host (`data.replacement`); "
         "the old spare is released next."
+    ),
+    EventType.WARM_POOL_SHORT: (
+        "A warm pool cannot keep its size: no room for another warm spare, or its spares fail "
+        "before they are Ready; `data.reason` says which. `data.spare_id` is the pool's "
+        "workflow id (`warm-pool-<name>`) and `data.pool` its name. Sent once per shortage."
     ),
 }
 

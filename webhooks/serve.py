@@ -3,6 +3,8 @@
     WEBHOOK_SECRETS="whsec_... whsec_..." python -m webhooks.serve --db events.sqlite --port 8088
 
 Several secrets (space- or comma-separated) are all accepted, which is how a key rotates.
+Requests are bounded (headers, body, idle keep-alive, connections: webhooks/bounded.py);
+`--help` lists the options.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp
 
+from .bounded import BodyDeadline, RequestLimits
 from .receiver import create_receiver_app
 
 SECRETS_ENV = "WEBHOOK_SECRETS"
@@ -140,9 +143,12 @@ class EmbeddedServer:
 
 
 @contextlib.asynccontextmanager
-async def serve_app(app: ASGIApp, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
-    """Serve `app` on the running loop; yields its base URL (port 0 picks a free port)."""
-    server = EmbeddedServer(app, host, port)
+async def serve_app(
+    app: ASGIApp, host: str = "127.0.0.1", port: int = 0, **config: Any
+) -> AsyncIterator[str]:
+    """Serve `app` on the running loop; yields its base URL (port 0 picks a free port).
+    `config` goes to `uvicorn.Config` (for instance `RequestLimits.uvicorn_options()`)."""
+    server = EmbeddedServer(app, host, port, **config)
     url = await server.start()
     try:
         yield url
@@ -160,12 +166,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", type=Path, default=Path(".virtflow/receiver.sqlite"))
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8088)
+    default = RequestLimits()
+    parser.add_argument("--header-timeout", type=float, default=default.header_seconds)
+    parser.add_argument("--body-timeout", type=float, default=default.body_seconds)
+    parser.add_argument("--keep-alive", type=float, default=default.keep_alive_seconds)
+    parser.add_argument("--max-connections", type=int, default=default.max_connections)
     args = parser.parse_args(argv)
+    limits = RequestLimits(
+        header_seconds=args.header_timeout,
+        body_seconds=args.body_timeout,
+        keep_alive_seconds=args.keep_alive,
+        max_connections=args.max_connections,
+    )
     secrets = _secrets_from_env()
     if not secrets:
         parser.error(f"set {SECRETS_ENV} to the receiver's whsec_ secret(s)")
-    app = create_receiver_app(secrets, args.db)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    app = BodyDeadline(create_receiver_app(secrets, args.db), limits.body_seconds)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", **limits.uvicorn_options())
     return 0
 
 

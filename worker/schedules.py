@@ -1,7 +1,8 @@
-"""The Temporal Schedules virtflow owns, created or brought up to date idempotently.
+"""The long-lived things virtflow owns in Temporal, created or brought up to date idempotently:
+the orphan sweep's Schedule and the warm pools' workflows.
 
-`run_worker` applies them at start, so every worker start converges the schedule on its
-settings (several workers agree: same id, same spec). Today there is one: the orphan sweep.
+`run_worker` applies them at start, so every worker start converges them on its settings
+(several workers agree: same ids, same specs).
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ from temporalio.client import (
 )
 
 from contracts.reconcile import RECONCILE_SCHEDULE_ID, RECONCILE_SPARES, ReconcileInput
+from contracts.warm import (
+    CONFIGURE_SIGNAL,
+    WARM_POOL,
+    WarmPoolState,
+    warm_pool_workflow_id,
+)
 from runtime.settings import Settings
 
 
@@ -57,3 +64,22 @@ async def apply_reconcile_schedule(
             return ScheduleUpdate(schedule=schedule)
 
         await client.get_schedule_handle(RECONCILE_SCHEDULE_ID).update(replace)
+
+
+async def apply_warm_pools(
+    client: Client, settings: Settings, task_queue: str | None = None
+) -> None:
+    """Start each configured warm pool's workflow, or hand the running one its definition
+    (a changed size or template takes effect at once; `size: 0` drains it). Signal-with-start:
+    it needs no worker to answer, so a worker sends it before it polls."""
+    for spec in settings.warm_pools:
+        await client.start_workflow(
+            WARM_POOL,
+            WarmPoolState(spec=spec),
+            id=warm_pool_workflow_id(spec.name),
+            task_queue=task_queue or settings.task_queue,
+            # Started if not running, signalled either way.
+            start_signal=CONFIGURE_SIGNAL,
+            start_signal_args=[spec],
+            static_summary=f"Warm pool {spec.name}: {spec.size} spares of cluster {spec.cluster}",
+        )

@@ -7,15 +7,17 @@ settings; workflows never see configuration, so history never holds a secret.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.runtime import Runtime
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities import metrics
 from activities.event_bus import EventBusActivities
 from activities.gitlab_provisioner import GitLabProvisioner
 from activities.hosts import HostActivities
@@ -29,24 +31,36 @@ from activities.placement import PlacementActivities
 from activities.provisioning import AnsibleProvisioner, Provisioner, ProvisioningActivities
 from activities.reconcile import ReconcileActivities
 from activities.spare_ids import SpareIdActivities
-from activities.vm_join import Joiner, cluster_endpoint
+from activities.vm_join import Joiner, join_endpoint
 from activities.vm_templates import SiteTemplates
+from activities.warm_pools import WarmActivities
 from placement.policy import load_policy
 from runtime.settings import Settings
 from runtime.telemetry import process_runtime
+from workflows.compensate_spare import CompensateSpare
 from workflows.ledger import InventoryLedger
 from workflows.prepare_spare import PrepareSpare
 from workflows.reconcile_spares import ReconcileSpares
 from workflows.release_spare import ReleaseSpare
 from workflows.schedule_host import ScheduleHost
+from workflows.warm_pool import WarmPool
 
 from .activity_metrics import ActivityMetrics
 from .health import WorkerHealth, WorkerState, serving_health
 from .input_arity import InputArityCheck
-from .schedules import apply_reconcile_schedule
+from .schedules import apply_reconcile_schedule, apply_warm_pools
 from .spare_census import census_loop
+from .versioning import deployment_config
 
-WORKFLOWS = [PrepareSpare, ReleaseSpare, InventoryLedger, ScheduleHost, ReconcileSpares]
+WORKFLOWS = [
+    PrepareSpare,
+    ReleaseSpare,
+    InventoryLedger,
+    ScheduleHost,
+    ReconcileSpares,
+    CompensateSpare,
+    WarmPool,
+]
 
 
 def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
@@ -58,6 +72,14 @@ def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
                 "provisioner gitlab needs gitlab_trigger_token and gitlab_api_token "
                 "(VIRTFLOW_GITLAB_TRIGGER_TOKEN, VIRTFLOW_GITLAB_API_TOKEN)"
             )
+        with_user_data = [n for n, t in settings.vm_templates.items() if t.user_data_text()]
+        if with_user_data and settings.gitlab_user_data_key is None:
+            # Their join tokens are sealed for the runners, never sent to GitLab in the clear.
+            raise ValueError(
+                f"provisioner gitlab with user data (vm_templates {', '.join(with_user_data)}) "
+                "needs gitlab_user_data_key (VIRTFLOW_GITLAB_USER_DATA_KEY), the Fernet key "
+                "the project's runners hold too: docs/GITLAB.md"
+            )
         return GitLabProvisioner(
             url=settings.gitlab_url,
             project=settings.gitlab_project,
@@ -65,19 +87,31 @@ def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
             trigger_token=settings.gitlab_trigger_token,
             api_token=settings.gitlab_api_token,
             poll_seconds=settings.gitlab_poll_seconds,
+            user_data_key=settings.gitlab_user_data_key,
+        )
+    if settings.ansible_inventory is not None and not settings.ansible_inventory.exists():
+        # Ansible would warn and go on without it, reaching the hosts the wrong way.
+        raise ValueError(
+            f"ansible_inventory {settings.ansible_inventory} does not exist "
+            "(VIRTFLOW_ANSIBLE_INVENTORY): write the inventory there or unset it"
         )
     return AnsibleProvisioner(
         playbook_dir=settings.playbook_dir,
         provider=settings.ansible_provider,
         extravars=settings.ansible_extravars,
         artifacts_root=settings.state_dir / "ansible",
+        inventory=settings.ansible_inventory,
     )
 
 
 def build_activities(
-    settings: Settings, client: Client, http: HttpClient
+    settings: Settings,
+    client: Client,
+    http: HttpClient,
+    closers: list[Callable[[], Awaitable[None]]] | None = None,
 ) -> list[Callable[..., Any]]:
-    """The activity callables, each bound to the dependencies it needs."""
+    """The activity callables, each bound to the dependencies it needs; what must be closed
+    once the worker has stopped is added to `closers`."""
     inventories = {
         name: inventory_source(spec, http) for name, spec in settings.inventories.items()
     }
@@ -86,6 +120,9 @@ def build_activities(
         policy=load_policy(settings.policy_path) if settings.policy_path else None,
     )
     kube = KubernetesActivities(settings.kubeconfig, drain_policy=settings.drain_policy)
+    if closers is not None:
+        # Its shared Node watch and pooled connections end with the worker.
+        closers.append(kube.close)
     joiner = None
     if settings.vm_templates:
         # Spares join from the site's templates: a bootstrap token per spare, the Node adopted.
@@ -93,7 +130,9 @@ def build_activities(
         joiner = Joiner(
             SiteTemplates(settings.vm_templates, settings.pool_templates),
             kube=kube.client,
-            endpoint=lambda: cluster_endpoint(kubeconfig),
+            endpoint=lambda: join_endpoint(
+                settings.join_api_server, settings.join_api_server_ca, kubeconfig
+            ),
         )
         kube.adopter = joiner
     provisioning = ProvisioningActivities(build_provisioner(settings, http), joiner)
@@ -104,11 +143,26 @@ def build_activities(
     hosts = HostActivities(inventories)
     reconcile = ReconcileActivities(client, inventories)
     spare_ids = SpareIdActivities(client)
+    warm = WarmActivities(
+        client,
+        settings.warm_pools,
+        SiteTemplates(settings.vm_templates, settings.pool_templates),
+        placement,
+        kube,
+    )
     return [
         spare_ids.earlier_run,
         placement.place_vms,
         ledger.reserve_capacity,
         ledger.free_capacity,
+        ledger.transfer_capacity,
+        warm.warm_candidates,
+        warm.claim_warm_spare,
+        warm.fit_warm_hosts,
+        warm.hand_over_spare,
+        warm.give_way,
+        warm.mark_warm_node,
+        warm.claim_warm_node,
         provisioning.create_vm,
         provisioning.destroy_vm,
         provisioning.describe_vm,
@@ -125,6 +179,7 @@ def build_activities(
         event_bus.publish_event,
         hosts.host_address,
         reconcile.find_orphans,
+        reconcile.find_terminated,
     ]
 
 
@@ -136,6 +191,7 @@ SANDBOX_PASSTHROUGH = (
     "workflows.hold",
     "workflows.ledger_calls",
     "workflows.notifier",
+    "workflows.side_effects",
 )
 
 
@@ -152,18 +208,20 @@ def build_worker(
     task_queue: str | None = None,
     extra_workflows: Sequence[type] = (),
     extra_activities: Sequence[Callable[..., Any]] = (),
+    closers: list[Callable[[], Awaitable[None]]] | None = None,
 ) -> Worker:
     return Worker(
         client,
         task_queue=task_queue or settings.task_queue,
         workflows=[*WORKFLOWS, *extra_workflows],
-        activities=[*build_activities(settings, client, http), *extra_activities],
+        activities=[*build_activities(settings, client, http, closers), *extra_activities],
         interceptors=[ActivityMetrics(), InputArityCheck()],
         workflow_runner=workflow_runner(),
         max_concurrent_activities=settings.max_concurrent_activities,
         # Leaving the worker's block stops polling at once; running activities (a playbook
         # half-way through a VM) get this long to finish before they are cancelled.
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+        deployment_config=deployment_config(settings),
     )
 
 
@@ -176,13 +234,19 @@ async def running_worker(
     extra_activities: Sequence[Callable[..., Any]] = (),
 ) -> AsyncIterator[Worker]:
     """The worker polls while the block runs and finishes its in-flight tasks on the way out;
-    then the activities' HTTP connections close."""
+    then the activities' HTTP and Kubernetes connections close."""
     http = HttpClient()
+    metrics.declare((client.service_client.config.runtime or Runtime.default()).metric_meter)
+    closers: list[Callable[[], Awaitable[None]]] = []
     try:
-        worker = build_worker(settings, client, http, task_queue, extra_workflows, extra_activities)
+        worker = build_worker(
+            settings, client, http, task_queue, extra_workflows, extra_activities, closers
+        )
         async with worker:
             yield worker
     finally:
+        for close in closers:
+            await close()
         await http.aclose()
 
 
@@ -192,6 +256,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event) ->
     health = WorkerHealth(client)
     async with serving_health(health, settings.metrics_host, settings.health_port):
         await apply_reconcile_schedule(client, settings)
+        await apply_warm_pools(client, settings)
         census = None
         if settings.metrics_port is not None:
             meter = process_runtime(settings).metric_meter

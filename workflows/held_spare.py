@@ -19,7 +19,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
-from temporalio.workflow import ParentClosePolicy
+from temporalio.workflow import ActivityCancellationType, ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities.kube_health import NodeHealthResult, WatchNodeHealthInput
@@ -48,11 +48,6 @@ WATCH_POLL_SECONDS = 30
 # A watch that fails for good (a rejected token) is retried this often: the spare stays held.
 WATCH_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=30))
 COUNT_RETRY = RetryPolicy(maximum_attempts=3)
-
-
-def _dropped(task: asyncio.Future[NodeHealthResult]) -> None:
-    if not task.cancelled():
-        task.exception()  # retrieved, so asyncio does not report it as lost
 
 
 def replacement_request(req: SpareRequest, host: str | None, n: int) -> SpareRequest:
@@ -87,6 +82,8 @@ class HeldSpare:
         self._replacements = 0
         self._awaiting: str | None = None
         self._ready: ReplacementReady | None = None
+        # Every watch started, so none is left pending when the spare ends.
+        self._watches: list[asyncio.Future[NodeHealthResult]] = []
 
     def replacement_ready(self, msg: ReplacementReady) -> None:
         """Only the replacement this spare started, while it waits for it, is heard."""
@@ -102,7 +99,8 @@ class HeldSpare:
             remaining = (deadline - workflow.now()).total_seconds()
             if remaining <= 0:
                 return f"TTL of {req.ttl_seconds} s expired"
-            watch = asyncio.ensure_future(self._watch(until, remaining))
+            watch = asyncio.ensure_future(self._watch_node(until, remaining))
+            self._watches = [w for w in self._watches if not w.done()] + [watch]
             try:
                 await workflow.wait_condition(
                     lambda: self._release() is not None or watch.done(),  # noqa: B023
@@ -112,8 +110,7 @@ class HeldSpare:
                 pass
             finally:
                 if not watch.done():
-                    # Its activity is cancelled; nothing waits for it, its outcome is dropped.
-                    watch.add_done_callback(_dropped)
+                    # Asked to stop; `stopped` waits for it before the spare ends.
                     watch.cancel()
             released = self._release()
             if released is not None:
@@ -133,6 +130,9 @@ class HeldSpare:
                     ),
                 )
                 continue
+            if health.releasing:
+                # Someone released its Node (ReleaseSpare started alone): the spare is gone.
+                return "its Node is being released"
             if health.healthy:
                 self.status.unhealthy = self.status.unhealthy_since = None
                 self._show("held; its Node is healthy again")
@@ -143,11 +143,25 @@ class HeldSpare:
                 return replaced
             until = "healthy"
 
-    async def _watch(self, until: str, remaining: float) -> NodeHealthResult:
+    async def stopped(self) -> None:
+        """Wait until the Node's watch has ended (its cancel is acknowledged, or it saw the
+        release cordon the Node): a spare never ends with its watch still pending, and the
+        watch never completes against a spare that is gone."""
+        for watch in self._watches:
+            if not watch.done():
+                watch.cancel()
+        if self._watches:
+            await workflow.wait(self._watches)
+        for watch in self._watches:
+            if not watch.cancelled():
+                watch.exception()  # its outcome no longer matters; retrieved, so not reported lost
+
+    async def _watch_node(self, until: str, remaining: float) -> NodeHealthResult:
         return await workflow.execute_activity_method(
             KubernetesActivities.watch_node_health,
             WatchNodeHealthInput(
-                node_name=self.status.spare_id,
+                # A spare that took a warm spare over keeps that one's Node name.
+                node_name=self.status.vm.name if self.status.vm else self.status.spare_id,
                 unhealthy_after_seconds=self.req.unhealthy_after_seconds,
                 until="healthy" if until == "healthy" else "unhealthy",
                 poll_hint_seconds=WATCH_POLL_SECONDS,
@@ -155,6 +169,9 @@ class HeldSpare:
             start_to_close_timeout=timedelta(seconds=remaining + 60),
             heartbeat_timeout=self.req.timeouts.heartbeat,
             retry_policy=WATCH_RETRY,
+            # A cancel is told to the activity with its next heartbeat (which may be many
+            # seconds away); the release's cordon ends it at once (see kube_health).
+            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
             summary=f"watch {self.status.spare_id} until {until}",
         )
 
@@ -174,6 +191,8 @@ class HeldSpare:
         )
         self._unhealthy_sent += 1
         self._show(f"**Unhealthy** {reason}")
+        if req.on_unhealthy == "release":
+            return f"released: {reason}"
         if req.on_unhealthy != "replace" or withheld:
             return None
         return await self._replace(health)

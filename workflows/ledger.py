@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
         PlaceVmsInput,
         PlaceVmsResult,
     )
+    from activities.warm_pools import WarmActivities
     from contracts.ledger import (
         CAPACITY_GRANTED_SIGNAL,
         FREE_UPDATE,
@@ -40,6 +41,15 @@ with workflow.unsafe.imports_passed_through():
         ReserveInput,
         ReserveResult,
         Waiter,
+        WarmMark,
+    )
+    from contracts.spare import REQUEST_RELEASE_SIGNAL, ReleaseRequest
+    from contracts.warm import (
+        TRANSFER_UPDATE,
+        GiveWayInput,
+        GiveWayResult,
+        TransferInput,
+        TransferResult,
     )
     from placement.models import VmRequest
 
@@ -63,12 +73,25 @@ class InventoryLedger:
     @workflow.run
     async def run(self, state: LedgerState) -> None:
         workflow.set_current_details(self._details())
-        await workflow.wait_condition(
-            lambda: workflow.info().is_continue_as_new_suggested() and not self._lock.locked()
-        )
+        await workflow.wait_condition(lambda: self._hand_over() and not self._lock.locked())
         # Handlers may be mid-flight; let them finish so their results survive the hand-over.
         await workflow.wait_condition(workflow.all_handlers_finished)
-        workflow.continue_as_new(self._state)
+        # A versioned ledger's next run starts on the deployment's current version
+        # (worker/versioning.py); the server refuses the option from an unversioned worker.
+        upgrade = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
+        versioned = workflow.info().get_current_deployment_version() is not None
+        workflow.continue_as_new(
+            self._state, initial_versioning_behavior=upgrade if versioned else None
+        )
+
+    def _hand_over(self) -> bool:
+        """Continue as new before the history grows large, or when a new version of the
+        worker deployment became current: the ledger never ends, so it upgrades this way."""
+        info = workflow.info()
+        return (
+            info.is_continue_as_new_suggested()
+            or info.is_target_worker_deployment_version_changed()
+        )
 
     @workflow.query(name=RESERVATIONS_QUERY)
     def reservations(self) -> list[Reservation]:
@@ -111,6 +134,9 @@ class InventoryLedger:
 
     def _answer_without_placement(self, inp: ReserveInput) -> ReserveResult | None:
         known = self._known(inp)
+        if known is None and inp.warm_pool is not None and self._state.waiters:
+            # Warm spares come last: room freed now goes to the requests waiting for it.
+            return ReserveResult(status="no_capacity", reason="requests are waiting for room")
         if known is None and self._state.waiters and inp.wait_for_capacity:
             # Waiters come first: a newcomer may not jump the queue.
             self._enqueue(inp)
@@ -140,7 +166,7 @@ class InventoryLedger:
                     # Later decisions counted this one's room, which it does not take.
                     return items[k + 1 :]
                 continue
-            self._answers[inp.spare_id] = self._outcome(inp, decision)
+            self._answers[inp.spare_id] = await self._outcome(inp, decision)
         return []
 
     async def _place_batch(self, requests: list[VmRequest]) -> PlaceVmsResult:
@@ -160,12 +186,22 @@ class InventoryLedger:
             retry_policy=PLACEMENT_RETRY,
         )
 
-    def _outcome(self, inp: ReserveInput, decision: PlaceVmResult) -> ReserveResult:
+    async def _outcome(self, inp: ReserveInput, decision: PlaceVmResult) -> ReserveResult:
         if decision.host is not None:
             reservation = self._record(inp.spare_id, inp.request, decision, show=False)
+            if inp.warm_pool is not None:
+                self._state.warm[inp.spare_id] = WarmMark(pool=inp.warm_pool, since=workflow.now())
             return ReserveResult(status="reserved", reservation=reservation)
         if decision.never_fits:
             return ReserveResult(status="never_fits", reason=decision.summary)
+        taken_back = await self._take_back_warm(inp) if inp.warm_pool is None else []
+        if taken_back:
+            # The request waits for the room its warm spares free as they are released.
+            self._enqueue(inp)
+            return ReserveResult(
+                status="queued",
+                reason=f"taking back warm spares {', '.join(taken_back)} to make room",
+            )
         if inp.wait_for_capacity:
             self._enqueue(inp)
             return ReserveResult(status="queued", reason=decision.summary)
@@ -219,12 +255,35 @@ class InventoryLedger:
     async def free(self, inp: FreeInput) -> FreeResult:
         async with self._lock:
             freed = self._state.reservations.pop(inp.spare_id, None) is not None
+            self._state.warm.pop(inp.spare_id, None)
             waiting = [w for w in self._state.waiters if w.spare_id != inp.spare_id]
             freed = freed or len(waiting) != len(self._state.waiters)
             self._state.waiters = waiting
             await self._serve_waiters()
             workflow.set_current_details(self._details())
             return FreeResult(freed=freed)
+
+    @workflow.update(name=TRANSFER_UPDATE)
+    async def transfer(self, inp: TransferInput) -> TransferResult:
+        """A claimed warm spare's room becomes the claiming spare's: the same VM on the same
+        host, kept under the new spare's id, so nothing is freed or placed in between."""
+        async with self._lock:
+            moved = self._state.reservations.pop(inp.from_spare_id, None)
+            self._state.warm.pop(inp.from_spare_id, None)
+            if moved is not None:
+                self._state.reservations[inp.to_spare_id] = moved.model_copy(
+                    update={
+                        "spare_id": inp.to_spare_id,
+                        "anti_affinity_group": inp.anti_affinity_group,
+                    }
+                )
+                workflow.set_current_details(self._details())
+            # A repeat finds the reservation moved already.
+            return TransferResult(reservation=self._state.reservations.get(inp.to_spare_id))
+
+    @transfer.validator
+    def validate_transfer(self, inp: TransferInput) -> None:
+        self._check_inventory(inp.inventory)
 
     def _enqueue(self, inp: ReserveInput) -> None:
         self._state.seq += 1
@@ -237,6 +296,44 @@ class InventoryLedger:
         )
         self._state.waiters.sort(key=lambda w: (-w.priority, w.seq))
         workflow.set_current_details(self._details())
+
+    async def _take_back_warm(self, inp: ReserveInput) -> list[str]:
+        """Release the fewest warm spares (oldest first among equals) whose room lets this
+        request fit; their ids, or none when no warm spare's room would help."""
+        marks = self._state.warm
+        warm = sorted(
+            (
+                self._state.reservations[spare_id]
+                for spare_id, mark in marks.items()
+                if mark.taken_back_for is None and spare_id in self._state.reservations
+            ),
+            key=lambda r: (marks[r.spare_id].since, r.spare_id),
+        )
+        if not warm:
+            return []
+        chosen: GiveWayResult = await workflow.execute_activity_method(
+            WarmActivities.give_way,
+            GiveWayInput(
+                inventory=self._state.inventory,
+                request=inp.request,
+                reservations=list(self._state.reservations.values()),
+                warm=warm,
+            ),
+            start_to_close_timeout=self._state.timeouts.call,
+            retry_policy=PLACEMENT_RETRY,
+        )
+        for spare_id in chosen.take_back:
+            marks[spare_id].taken_back_for = inp.spare_id
+            reason = f"taken back from warm pool {marks[spare_id].pool} for {inp.spare_id}"
+            workflow.logger.info("%s: %s", spare_id, reason)
+            try:
+                await workflow.get_external_workflow_handle(spare_id).signal(
+                    REQUEST_RELEASE_SIGNAL, ReleaseRequest(reason=reason)
+                )
+            except Exception:
+                # Gone already (claimed or ended): its room comes back through its own end.
+                workflow.logger.info("warm spare %s had ended already", spare_id)
+        return chosen.take_back
 
     async def _serve_waiters(self) -> None:
         """Place waiters in order while room allows; the first that does not fit keeps its turn."""
@@ -274,9 +371,9 @@ class InventoryLedger:
 
     def _details(self) -> str:
         # Called after every change of the reservations, so the gauge follows them too.
-        metrics.ledger_reservations(
-            workflow.metric_meter(), self._state.inventory, len(self._state.reservations)
-        )
+        meter, inventory = workflow.metric_meter(), self._state.inventory
+        metrics.ledger_reservations(meter, inventory, len(self._state.reservations))
+        metrics.ledger_waiters(meter, inventory, len(self._state.waiters))
         lines = [
             f"**Inventory** {self._state.inventory}: {len(self._state.reservations)} reserved, "
             f"{len(self._state.waiters)} waiting"

@@ -59,8 +59,12 @@ class Notifier:
         cluster: str,
         pool: str | None,
         on_change: Callable[[], None] = lambda: None,
+        run_id: str | None = None,
     ) -> None:
         self.spare_id = spare_id
+        # The spare's run the webhook ids are keyed by: this run's, unless it speaks for
+        # another (the compensation of a terminated run).
+        self.run_id = run_id
         self.cluster = cluster
         self.pool = pool
         self.routes: list[ReceiverRoute] = []
@@ -100,7 +104,8 @@ class Notifier:
                 replacement=replacement,
             ),
         )
-        msg_id = webhook_id(self.spare_id, workflow.info().run_id, event_type, occurrence)
+        run_id = self.run_id or workflow.info().run_id
+        msg_id = webhook_id(self.spare_id, run_id, event_type, occurrence)
         for route in self.routes:
             if route.name in self.gone:
                 continue

@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
         EarlierRunResult,
         SpareIdActivities,
     )
+    from activities.warm_pools import ClaimWarmInput, WarmActivities
     from contracts.common import ANY_POOL, CLUSTER, HOST, PHASE, POOL
     from contracts.drain import DRAIN_BLOCKED, DrainNodeResult
     from contracts.ledger import (
@@ -59,6 +60,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.release import RELEASE_SPARE, ReleaseInput, ReleaseResult
     from contracts.release import release_workflow_id as release_id
     from contracts.spare import (
+        MEMO_REQUEST_HASH,
         PREPARE_SPARE,
         REPLACEMENT_READY_SIGNAL,
         REQUEST_RELEASE_SIGNAL,
@@ -72,12 +74,25 @@ with workflow.unsafe.imports_passed_through():
         StepRecord,
     )
     from contracts.vm import VmFacts
+    from contracts.warm import (
+        HAND_OVER_UPDATE,
+        WARM_SPARE_REPORT_SIGNAL,
+        ClaimInput,
+        ClaimResult,
+        HandOverInput,
+        WarmCandidatesInput,
+        WarmCandidatesResult,
+        WarmNodeInput,
+        WarmSpareReport,
+        warm_pool_workflow_id,
+    )
     from webhooks.events import BlockingBudget, DrainInfo, EventType, TopologyInfo
 
 
 from .held_spare import HeldSpare
 from .ledger_calls import free_reservation
 from .notifier import Notifier
+from .side_effects import STOP_FIRST, until_stopped
 
 # A create that failed for a reason the playbook reports is final; others get a few tries.
 CREATE_RETRY = RetryPolicy(
@@ -91,6 +106,8 @@ READY_PROBE = 30
 # by then skips the readiness probe and the `waiting_ready` phase. That look is one API call;
 # longer means the API is struggling, and the probes handle that.
 READY_CHECK_TIMEOUT = timedelta(seconds=10)
+# A Node's warm mark: a few tries (the API may blink), then the spare fails and is cleaned up.
+NODE_RETRY = RetryPolicy(maximum_attempts=10, maximum_interval=timedelta(seconds=10))
 
 
 class SpareFailed(Exception):
@@ -114,6 +131,9 @@ class PrepareSpare:
         self._publishing: asyncio.Future[None] | None = None
         self._attributes_wait = False
         self._held: HeldSpare | None = None
+        # A warm spare: the request that claimed it. A claiming spare: the VM it took over.
+        self._handed_to: str | None = None
+        self._claim: ClaimResult | None = None
 
     # --- messages -------------------------------------------------------------------------
 
@@ -135,11 +155,28 @@ class PrepareSpare:
         phase = self._status.phase if self._status else Phase.VALIDATING
         if self._release is not None or phase in (Phase.RELEASING, Phase.RELEASED):
             raise ValueError(f"the spare's release was asked for already (it is {phase.value})")
-        if phase != Phase.READY:
+        if phase not in (Phase.READY, Phase.WARM):
             raise ValueError(
                 f"the spare can be released once ready (it is {phase.value}); "
                 "cancel it to stop it before then"
             )
+
+    @workflow.update(name=HAND_OVER_UPDATE)
+    async def hand_over(self, inp: HandOverInput) -> SpareStatus:
+        """A warm spare's one atomic step: from now on it belongs to the claiming request,
+        whose spare owns its VM and Node; this workflow ends without releasing them."""
+        if self._handed_to is None:
+            self._handed_to = inp.spare_id
+            self._release = ReleaseRequest(reason=f"handed over to {inp.spare_id}")
+        return self.status()
+
+    @hand_over.validator
+    def validate_hand_over(self, inp: HandOverInput) -> None:
+        if self._handed_to == inp.spare_id:
+            return  # a repeat of the hand-over that happened
+        phase = self._status.phase if self._status else Phase.VALIDATING
+        if self._handed_to is not None or self._release is not None or phase != Phase.WARM:
+            raise ValueError(f"the spare is not warm (it is {phase.value})")
 
     @workflow.signal(name=REQUEST_RELEASE_SIGNAL)
     def request_release(self, req: ReleaseRequest) -> None:
@@ -167,6 +204,8 @@ class PrepareSpare:
         finally:
             # Whatever way the spare ends, the search attributes show where it ended.
             self._publish_attributes()
+            if req.warm_pool is not None:
+                await self._report_to_pool(req.warm_pool, "ended")
 
     async def _lifecycle(self, spare_id: str, req: SpareRequest) -> SpareResult:
         assert self._status is not None
@@ -182,24 +221,31 @@ class PrepareSpare:
             plan = await self._plan_notifications(req)
             self._notifier.routes = plan.routes
             self._notifier.event_bus = plan.event_bus
-            reservation = await self._reserve(spare_id, req)
-            self._status.host, self._status.vmid = reservation.host, reservation.vmid
-            self._status.topology = reservation.topology
-            self._set_attributes(HOST.value_set(reservation.host))
-            self._notifier.send(
-                EventType.RESERVED, host=reservation.host, topology=_topology_info(reservation)
-            )
+            self._claim = await self._claim_warm(spare_id, req)
+            if self._claim is not None:
+                reservation, vm = await self._take_warm(spare_id, req, self._claim)
+            else:
+                reservation = await self._reserve(spare_id, req)
+                self._status.host, self._status.vmid = reservation.host, reservation.vmid
+                self._status.topology = reservation.topology
+                self._set_attributes(HOST.value_set(reservation.host))
+                self._notifier.send(
+                    EventType.RESERVED, host=reservation.host, topology=_topology_info(reservation)
+                )
 
-            self._enter(Phase.CREATING_VM, f"creating {spare_id} on {reservation.host}")
-            self._vm_attempted = True
-            vm = await self._create_vm(spare_id, req, reservation)
-            self._status.vm = vm
-            self._status.vmid = vm.vmid
-            self._notifier.send(EventType.VM_CREATED, host=vm.host, vm=vm)
+                self._enter(Phase.CREATING_VM, f"creating {spare_id} on {reservation.host}")
+                self._vm_attempted = True
+                vm = await self._create_vm(spare_id, req, reservation)
+                self._status.vm = vm
+                self._status.vmid = vm.vmid
+                self._notifier.send(EventType.VM_CREATED, host=vm.host, vm=vm)
 
-            await self._wait_ready(spare_id, req)
-            self._enter(Phase.READY, "ready; held until released or the TTL expires")
-            self._notifier.send(EventType.READY, host=vm.host, vm=vm)
+                await self._wait_ready(spare_id, req)
+            if req.warm_pool is not None:
+                await self._become_warm(req.warm_pool, reservation, vm)
+            else:
+                self._enter(Phase.READY, "ready; held until released or the TTL expires")
+                self._notifier.send(EventType.READY, host=vm.host, vm=vm)
             if req.replaces:
                 await self._tell_replaced(req.replaces, spare_id, vm.host)
 
@@ -222,6 +268,19 @@ class PrepareSpare:
             await self._notifier.drain()
             raise ApplicationError(reason, type=_kind(err), non_retryable=True) from None
 
+        if self._handed_to is not None:
+            # The claiming spare owns the VM, the Node and the reservation now.
+            self._status.handed_to = self._handed_to
+            self._enter(Phase.HANDED_OVER, f"handed over to {self._handed_to}")
+            await self._notifier.drain()
+            return SpareResult(
+                spare_id=spare_id,
+                phase=Phase.HANDED_OVER,
+                host=vm.host,
+                vm=vm,
+                reason=reason,
+                handed_to=self._handed_to,
+            )
         self._enter(Phase.RELEASING, reason)
         self._notifier.send(EventType.RELEASE_STARTED, host=vm.host, vm=vm, reason=reason)
         try:
@@ -259,9 +318,118 @@ class PrepareSpare:
             spare_id=spare_id, phase=Phase.RELEASED, host=vm.host, vm=vm, reason=reason
         )
 
+    # --- warm pools ---------------------------------------------------------------------------
+
+    def _vm_name(self, spare_id: str) -> str:
+        """The VM's and Node's name: the spare's id, or the warm spare's it took over."""
+        if self._claim is not None and self._claim.vm is not None:
+            return self._claim.vm.name
+        return spare_id
+
+    async def _claim_warm(self, spare_id: str, req: SpareRequest) -> ClaimResult | None:
+        """A warm spare the whole request is satisfied by, claimed; None: the usual path."""
+        if req.warm_pool is not None:
+            return None
+        # A lookup in the worker's configuration, within this workflow task: no matching
+        # pool (the common case) costs no round trip.
+        self._attributes_wait = True
+        try:
+            candidates: WarmCandidatesResult = await workflow.execute_local_activity_method(
+                WarmActivities.warm_candidates,
+                WarmCandidatesInput(
+                    request=req.vm_request(spare_id),
+                    cluster=req.cluster,
+                    inventory=req.inventory,
+                    template=req.template,
+                ),
+                start_to_close_timeout=req.timeouts.call,
+            )
+        finally:
+            self._attributes_wait = False
+        if not candidates.pools:
+            return None
+        self._enter(Phase.RESERVING, f"asking warm pool {', '.join(candidates.pools)}")
+        claim = ClaimInput(
+            spare_id=spare_id,
+            request=req.vm_request(spare_id),
+            inventory=req.inventory,
+            timeouts=req.timeouts,
+        )
+        result: ClaimResult = await workflow.execute_activity_method(
+            WarmActivities.claim_warm_spare,
+            ClaimWarmInput(pools=candidates.pools, claim=claim),
+            start_to_close_timeout=req.timeouts.ledger,
+            heartbeat_timeout=req.timeouts.heartbeat,
+            retry_policy=LEDGER_RETRY,
+        )
+        if not result.hit:
+            self._show(f"no warm spare: {result.reason}")
+            return None
+        return result
+
+    async def _take_warm(
+        self, spare_id: str, req: SpareRequest, claim: ClaimResult
+    ) -> tuple[Reservation, VmFacts]:
+        """The claimed spare's VM and Node are this spare's: its labels on, the warm mark off."""
+        assert self._status is not None and claim.reservation and claim.vm and claim.warm
+        reservation, vm = claim.reservation, claim.vm
+        self._vm_attempted = True  # from here a failure or cancel releases the VM
+        self._status.warm = claim.warm
+        self._status.host, self._status.vmid, self._status.vm = vm.host, vm.vmid, vm
+        self._status.topology = reservation.topology
+        self._set_attributes(HOST.value_set(vm.host))
+        self._notifier.send(EventType.RESERVED, host=vm.host, topology=_topology_info(reservation))
+        # One patch of the Node, answered within this workflow task.
+        await workflow.execute_local_activity_method(
+            WarmActivities.claim_warm_node,
+            WarmNodeInput(node_name=vm.name, labels=req.spare_labels(spare_id)),
+            start_to_close_timeout=req.timeouts.call,
+            retry_policy=NODE_RETRY,
+        )
+        return reservation, vm
+
+    async def _become_warm(self, pool: str, reservation: Reservation, vm: VmFacts) -> None:
+        """Tainted first, then announced: nothing lands on a warm spare before its claim."""
+        await workflow.execute_activity_method(
+            WarmActivities.mark_warm_node,
+            WarmNodeInput(node_name=vm.name, pool=pool),
+            start_to_close_timeout=timedelta(seconds=30),
+            retry_policy=NODE_RETRY,
+        )
+        self._enter(Phase.WARM, f"warm in pool {pool}; waiting to be claimed")
+        await self._report_to_pool(pool, "warm", reservation, vm)
+
+    async def _report_to_pool(
+        self,
+        pool: str,
+        phase: str,
+        reservation: Reservation | None = None,
+        vm: VmFacts | None = None,
+    ) -> None:
+        assert self._status is not None
+        report = WarmSpareReport(
+            spare_id=self._status.spare_id,
+            phase="warm" if phase == "warm" else "ended",
+            at=workflow.now(),
+            reservation=reservation,
+            vm=vm,
+            error=self._status.error,
+        )
+        try:
+            await workflow.get_external_workflow_handle(warm_pool_workflow_id(pool)).signal(
+                WARM_SPARE_REPORT_SIGNAL, report
+            )
+        except FailureError as err:
+            # No pool any more: a warm spare then lives until its TTL or a release.
+            workflow.logger.info("warm pool %s not told: %s", pool, err)
+
     async def _refuse_a_used_id(self, spare_id: str) -> None:
         """A spare id names one spare, ever: a run for an id that ran before stops here, before
         anything is reserved or announced (the first run's receivers heard all of it)."""
+        if workflow.memo_value(MEMO_REQUEST_HASH, None) is not None:
+            # Started by virtflow's own door with REJECT_DUPLICATE: the server has refused any
+            # second run of this id already, so there is nothing to ask visibility.
+            return
         # Answered within this workflow task, like the receivers' plan after it: the search
         # attributes wait for both.
         self._attributes_wait = True
@@ -306,7 +474,8 @@ class PrepareSpare:
 
     async def _reserve(self, spare_id: str, req: SpareRequest) -> Reservation:
         self._enter(Phase.RESERVING, "asking the ledger for a host")
-        result: ReserveResult = await workflow.execute_activity_method(
+        # Stopped before compensation frees: a reserve still in flight could land after it.
+        reserving = workflow.start_activity_method(
             LedgerActivities.reserve_capacity,
             ReserveInput(
                 inventory=req.inventory,
@@ -315,11 +484,14 @@ class PrepareSpare:
                 wait_for_capacity=req.wait_for_capacity,
                 priority=req.priority,
                 timeouts=req.timeouts,
+                warm_pool=req.warm_pool,
             ),
             start_to_close_timeout=req.timeouts.ledger,
             heartbeat_timeout=req.timeouts.heartbeat,
             retry_policy=LEDGER_RETRY,
+            cancellation_type=STOP_FIRST,
         )
+        result: ReserveResult = await until_stopped(reserving)
         if result.status == "reserved" and result.reservation is not None:
             return result.reservation
         if result.status == "never_fits":
@@ -347,13 +519,17 @@ class PrepareSpare:
     async def _create_vm(
         self, spare_id: str, req: SpareRequest, reservation: Reservation
     ) -> VmFacts:
-        return await workflow.execute_activity_method(
+        # Stopped before compensation destroys: a create still running would make the VM
+        # after the destroy.
+        creating = workflow.start_activity_method(
             ProvisioningActivities.create_vm,
             CreateVmInput(spec=req.vm_spec(spare_id, reservation)),
             start_to_close_timeout=timedelta(seconds=req.create_timeout_seconds),
             heartbeat_timeout=req.timeouts.heartbeat,
             retry_policy=CREATE_RETRY,
+            cancellation_type=STOP_FIRST,
         )
+        return await until_stopped(creating)
 
     async def _wait_ready(self, spare_id: str, req: SpareRequest) -> None:
         """Probe in bounded rounds so the UI shows what is still missing between rounds."""
@@ -425,13 +601,24 @@ class PrepareSpare:
     async def _run_release(
         self, spare_id: str, req: SpareRequest, host: str | None, reason: str
     ) -> ReleaseResult:
+        try:
+            return await self._release_child(spare_id, req, host, reason)
+        finally:
+            # The release's cordon ended the held spare's watch: wait for its activity to be
+            # done, so it neither outlives the spare nor completes against a closed one.
+            if self._held is not None:
+                await self._held.stopped()
+
+    async def _release_child(
+        self, spare_id: str, req: SpareRequest, host: str | None, reason: str
+    ) -> ReleaseResult:
         # Started by name: importing ReleaseSpare's module here would rebuild it in the sandbox
         # for every spare.
         start = workflow.start_child_workflow(
             RELEASE_SPARE,
             ReleaseInput(
                 spare_id=spare_id,
-                vm_name=spare_id,
+                vm_name=self._vm_name(spare_id),
                 host=host,
                 inventory=req.inventory,
                 drain_timeout_seconds=req.drain_timeout_seconds,

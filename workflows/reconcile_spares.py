@@ -5,6 +5,12 @@ it is seen without a running PrepareSpare of its name in two scans `grace_second
 a spare that is just starting, or a scan that raced a workflow's start, is never touched.
 Each orphan is released by ReleaseSpare (id `release-<name>`), and the result lists them:
 that result, the log line per orphan and this workflow's history are the audit trail.
+
+A spare whose run was terminated from outside (`temporal workflow terminate`, a start with
+`--id-conflict-policy TerminateExisting`) compensated nothing and told no one. Each such run
+gets a CompensateSpare (id `compensate-<spare>-<run>`: once per run) in the first sweep after
+it, with no grace: termination is final. Its VM is left to that compensation, not released
+as an orphan as well.
 """
 
 from __future__ import annotations
@@ -22,13 +28,22 @@ with workflow.unsafe.imports_passed_through():
     from activities.reconcile import (
         FindOrphansInput,
         FindOrphansResult,
+        FindTerminatedInput,
+        FindTerminatedResult,
         OrphanSpare,
         ReconcileActivities,
     )
-    from contracts.reconcile import RECONCILE_SPARES, OrphanRelease, ReconcileInput, ReconcileResult
+    from contracts.reconcile import (
+        RECONCILE_SPARES,
+        OrphanRelease,
+        ReconcileInput,
+        ReconcileResult,
+        compensation_id,
+    )
     from contracts.release import ReleaseInput, release_workflow_id
 
 
+from .compensate_spare import CompensateSpare
 from .release_spare import ReleaseSpare
 
 SCAN_TIMEOUT = timedelta(minutes=2)
@@ -40,8 +55,9 @@ SCAN_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=
 class ReconcileSpares:
     @workflow.run
     async def run(self, inp: ReconcileInput) -> ReconcileResult:
+        compensating = await self._compensate_terminated(inp)
         first = await self._scan()
-        suspects = {o.name: o for o in first.orphans}
+        suspects = {o.name: o for o in first.orphans if o.name not in compensating}
         confirmed: list[OrphanSpare] = []
         if suspects:
             workflow.set_current_details(
@@ -57,7 +73,38 @@ class ReconcileSpares:
             nodes_seen=first.nodes_seen,
             suspects=sorted(suspects),
             released=list(released),
+            compensated=compensating,
         )
+
+    async def _compensate_terminated(self, inp: ReconcileInput) -> list[str]:
+        """Start a CompensateSpare for each terminated run not compensated yet."""
+        closed_after = workflow.now() - timedelta(seconds=inp.terminated_lookback_seconds)
+        found: FindTerminatedResult = await workflow.execute_activity_method(
+            ReconcileActivities.find_terminated,
+            FindTerminatedInput(closed_after=closed_after, task_queue=workflow.info().task_queue),
+            start_to_close_timeout=SCAN_TIMEOUT,
+            retry_policy=SCAN_RETRY,
+        )
+        started: list[str] = []
+        for spare in found.spares:
+            workflow.logger.warning(
+                "compensating %s: its run %s was terminated", spare.spare_id, spare.run_id
+            )
+            try:
+                await workflow.start_child_workflow(
+                    CompensateSpare.run,
+                    spare,
+                    id=compensation_id(spare.spare_id, spare.run_id),
+                    # Once per run: only a compensation that failed is tried again.
+                    id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+                    # It finishes even if this run ends first.
+                    parent_close_policy=ParentClosePolicy.ABANDON,
+                    static_summary=f"Compensate {spare.spare_id} (terminated run)",
+                )
+            except WorkflowAlreadyStartedError:
+                continue  # a compensation of this run runs already
+            started.append(spare.spare_id)
+        return started
 
     async def _scan(self) -> FindOrphansResult:
         nodes: list[str] = await workflow.execute_activity_method(

@@ -34,8 +34,11 @@ with workflow.unsafe.imports_passed_through():
 
 from .hold import hold_until_released
 from .ledger_calls import free_reservation
+from .side_effects import STOP_FIRST, until_stopped
 
 SHORT_CALL = timedelta(seconds=60)
+# The reserve beats while the ledger answers: a cancel reaches it with a beat's answer.
+RESERVE_HEARTBEAT = timedelta(seconds=30)
 # The ledger's answers that mean "no host", with the failure type the caller sees.
 _REFUSALS = {"no_capacity": "NoCapacity", "never_fits": "NeverFits"}
 
@@ -102,7 +105,8 @@ class ScheduleHost:
         return address.ip
 
     async def _reserve(self, task_id: str, inp: ScheduleHostInput) -> str:
-        result: ReserveResult = await workflow.execute_activity_method(
+        # Stopped before the free that follows a cancel: a reserve in flight could land after.
+        reserving = workflow.start_activity_method(
             LedgerActivities.reserve_capacity,
             ReserveInput(
                 inventory=inp.inventory,
@@ -110,8 +114,11 @@ class ScheduleHost:
                 request=inp.vm_request(task_id),
             ),
             start_to_close_timeout=timedelta(minutes=2),
+            heartbeat_timeout=RESERVE_HEARTBEAT,
             retry_policy=LEDGER_RETRY,
+            cancellation_type=STOP_FIRST,
         )
+        result: ReserveResult = await until_stopped(reserving)
         if result.status == "reserved" and result.reservation is not None:
             return result.reservation.host
         # No room is an answer, not a fault: fail once, with the ledger's reason.

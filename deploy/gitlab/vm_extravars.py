@@ -5,9 +5,15 @@
 
 Reads the trigger variables virtflow sends (VM_NAME, VM_HOST, VM_CPU, ...; see
 docs/GITLAB.md) and the project's own VIRTFLOW_PROVIDER and VIRTFLOW_EXTRAVARS (a JSON object
-of site extravars such as libvirt_uri_template). Standard library only, so any image with
-Python 3 runs it. Request values are tagged unsafe, exactly as virtflow's ansible-runner path
-does: `{{ ... }}` in a label or in user data stays data and is never templated.
+of site extravars such as libvirt_uri_template). Request values are tagged unsafe, exactly as
+virtflow's ansible-runner path does: `{{ ... }}` in a label or in user data stays data and is
+never templated.
+
+The user data (it holds the VM's join token) arrives sealed, as VM_USER_DATA_SEALED: it opens
+with the runner's own key (VIRTFLOW_USER_DATA_KEY_FILE, or VIRTFLOW_USER_DATA_KEY, set on the
+runner, never in GitLab), only for the VM named VM_NAME and only within
+VIRTFLOW_USER_DATA_TTL seconds (default 3600) of sealing. That needs `cryptography`, which
+ansible-core brings; everything else is the standard library.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 # Trigger variable -> extravar, and how to read it.
@@ -30,8 +37,14 @@ STRINGS = {
     "VM_ANTI_AFFINITY_GROUP": "vm_anti_affinity_group",
     "VM_IMAGE": "vm_image",
     "VM_NETWORK": "vm_network",
-    "VM_USER_DATA": "vm_user_data",
 }
+SEALED = "VM_USER_DATA_SEALED"
+KEY, KEY_FILE, TTL = (
+    "VIRTFLOW_USER_DATA_KEY",
+    "VIRTFLOW_USER_DATA_KEY_FILE",
+    "VIRTFLOW_USER_DATA_TTL",
+)
+DEFAULT_TTL_SECONDS = 3600
 
 
 def as_data(value: Any) -> Any:
@@ -41,6 +54,32 @@ def as_data(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: as_data(item) for key, item in value.items()}
     return value
+
+
+def unsealed_user_data(env: dict[str, str]) -> str | None:
+    """The user data of VM_USER_DATA_SEALED, or None when the pipeline carries none."""
+    sealed = env.get(SEALED)
+    if not sealed:
+        return None
+    key = env.get(KEY) or (Path(env[KEY_FILE]).read_text().strip() if env.get(KEY_FILE) else "")
+    if not key:
+        raise ValueError(
+            f"{SEALED} is set but this runner holds no key: set {KEY_FILE} (or {KEY}) in the "
+            "runner's environment to virtflow's gitlab_user_data_key"
+        )
+    from cryptography.fernet import Fernet, InvalidToken
+
+    ttl = int(env.get(TTL) or DEFAULT_TTL_SECONDS)
+    try:
+        sealed_for = json.loads(Fernet(key.encode()).decrypt(sealed.encode(), ttl=ttl))
+    except InvalidToken:
+        raise ValueError(
+            f"{SEALED} does not open with this runner's key, or was sealed more than {ttl} s ago"
+        ) from None
+    if sealed_for.get("vm_name") != env.get("VM_NAME"):
+        raise ValueError(f"{SEALED} was sealed for another VM, not {env.get('VM_NAME')}")
+    user_data: str = sealed_for["user_data"]
+    return user_data
 
 
 def extravars(env: dict[str, str]) -> dict[str, Any]:
@@ -55,6 +94,7 @@ def extravars(env: dict[str, str]) -> dict[str, Any]:
     for var, name in INTS.items():
         if env.get(var):
             request[name] = int(env[var])
+    request["vm_user_data"] = unsealed_user_data(env)
     labels = json.loads(env.get("VM_LABELS") or "{}")
     if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
         raise ValueError("VM_LABELS must be a JSON object of strings")

@@ -62,7 +62,13 @@ async def test_a_site_of_three_hosts_is_read_from_libvirt_and_the_site_file(
         {
             "uri_template": "test:///default",
             "hosts": [
-                {"name": "kvm-01", "pool": "general", "rack": "r1", "cpu_allocation_ratio": 4.0},
+                {
+                    "name": "kvm-01",
+                    "pool": "general",
+                    "rack": "r1",
+                    "cpu_allocation_ratio": 4.0,
+                    "disk_allocation_ratio": 2.0,
+                },
                 {
                     "name": "kvm-02",
                     "pool": "gpu",
@@ -94,6 +100,12 @@ async def test_a_site_of_three_hosts_is_read_from_libvirt_and_the_site_file(
     assert hosts["kvm-02"].labels == {"topology.kubernetes.io/zone": "b"}
     assert [t.key for t in hosts["kvm-02"].taints] == ["gpu"]
     assert hosts["kvm-02"].vm_quota == 3
+    # test:///default has one storage pool of 100 GiB, empty; thin storage may overcommit.
+    assert (hosts["kvm-01"].disk_gb_capacity, hosts["kvm-01"].disk_gb_allocated) == (100, 0)
+    assert (hosts["kvm-01"].disk_allocation_ratio, hosts["kvm-02"].disk_allocation_ratio) == (
+        2.0,
+        1.0,
+    )
     # The XML host: both domains count against capacity, only one is virtflow's.
     assert (hosts["kvm-03"].cpu_capacity, hosts["kvm-03"].cpu_allocated) == (64, 6)
     assert (hosts["kvm-03"].memory_mb_capacity, hosts["kvm-03"].memory_mb_allocated) == (
@@ -102,6 +114,58 @@ async def test_a_site_of_three_hosts_is_read_from_libvirt_and_the_site_file(
     )
     assert snapshot["existing_vms"] == [{"name": "spare-c-r1", "host": "kvm-03", "group": "web"}]
     assert snapshot["used_vmids"] == [301]
+
+
+# A host with two storage pools: VM disks (30 GiB and 1 MiB written of 100 GiB) and ISOs (2 of
+# 100 GiB). The test driver gives each pool 100 GiB and sums its volumes' allocation.
+POOLS_XML = """<node>
+  <cpu><nodes>1</nodes><sockets>1</sockets><cores>8</cores><threads>1</threads>
+    <active>8</active><mhz>2000</mhz><model>x86_64</model></cpu>
+  <memory>16777216</memory>
+  <pool type='dir'><name>vmdisks</name><target><path>/srv/vmdisks</path></target>
+    <volume type='file'><name>a.qcow2</name><capacity unit='GiB'>40</capacity>
+      <allocation unit='MiB'>30721</allocation><target><path>/srv/vmdisks/a.qcow2</path></target>
+    </volume>
+  </pool>
+  <pool type='dir'><name>isos</name><target><path>/srv/isos</path></target>
+    <volume type='file'><name>b.iso</name><capacity unit='GiB'>2</capacity>
+      <allocation unit='GiB'>2</allocation><target><path>/srv/isos/b.iso</path></target></volume>
+  </pool>
+</node>
+"""
+
+
+@pytest.mark.usefixtures("libvirt_python")
+@pytest.mark.parametrize(
+    ("site_pools", "host_pools", "capacity", "allocated"),
+    [
+        # Every active pool: 200 GiB, 32 GiB and 1 MiB held, rounded up.
+        (None, None, 200, 33),
+        # The site names the pool of VM disks: the ISOs do not count.
+        (["vmdisks"], None, 100, 31),
+        # A host's own list wins; a pool it names that is not there holds nothing.
+        (["vmdisks"], ["isos", "gone"], 100, 2),
+        (None, ["gone"], 0, 0),
+    ],
+)
+async def test_disk_comes_from_the_chosen_storage_pools(
+    tmp_path: Path,
+    site_pools: list[str] | None,
+    host_pools: list[str] | None,
+    capacity: int,
+    allocated: int,
+) -> None:
+    (tmp_path / "kvm.xml").write_text(POOLS_XML)
+    host: dict[str, object] = {"name": "kvm", "uri": f"test://{tmp_path}/kvm.xml"}
+    if host_pools is not None:
+        host["disk_pools"] = host_pools
+    doc: dict[str, object] = {"hosts": [host]}
+    if site_pools is not None:
+        doc["disk_pools"] = site_pools
+    snapshot = await LibvirtInventory(write_site(tmp_path, doc)).load()
+
+    (placed,) = [Host.model_validate(h) for h in snapshot["hosts"]]
+    assert (placed.disk_gb_capacity, placed.disk_gb_allocated) == (capacity, allocated)
 
 
 @pytest.mark.usefixtures("libvirt_python")

@@ -5,6 +5,7 @@ lab hypervisor, through Temporal's ActivityEnvironment. Each run costs ~2 s: nin
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ from activities.provisioning import (
 from activities.timeouts import QUIET_SECONDS
 from contracts.vm import VmFacts, VmSpec
 from lab.hypervisor import LabHypervisor
+from runtime.settings import Settings
+from worker.worker import build_provisioner
 
 REPO = Path(__file__).resolve().parents[2]
 CREATE_TASK = "Ask the lab hypervisor for the VM"
@@ -82,12 +85,23 @@ def recording_env() -> tuple[ActivityEnvironment, list[Any]]:
 
 
 async def test_create_returns_facts_from_set_stats_and_is_idempotent(
-    hypervisor: LabHypervisor, activities: ProvisioningActivities, artifacts: Path
+    hypervisor: LabHypervisor,
+    activities: ProvisioningActivities,
+    artifacts: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     # The create task lasts past the quiet period, so a heartbeat reports it.
     hypervisor.create_delay = QUIET_SECONDS
     env, beats = recording_env()
-    facts = await env.run(activities.create_vm, CreateVmInput(spec=spec("spare-1", vmid=4242)))
+    with caplog.at_level(logging.DEBUG, logger="activities.provisioning"):
+        facts = await env.run(activities.create_vm, CreateVmInput(spec=spec("spare-1", vmid=4242)))
+    # Where the run's time went, task by task, with the hypervisor's delay on its task.
+    (timed,) = [r for r in caplog.records if hasattr(r, "playbook_seconds")]
+    spent = dict(timed.playbook_seconds)
+    assert timed.playbook_seconds[0][0] == "(start of ansible-playbook)"
+    assert timed.playbook_seconds[-1][0] == "(end of the play)"
+    assert spent[CREATE_TASK] >= QUIET_SECONDS - 0.05  # stamps are to the microsecond
+    assert all(seconds >= 0 for seconds in spent.values())
     lab_vm = hypervisor.vms["spare-1"]
     assert facts == VmFacts(name="spare-1", host="bm-1", ip=lab_vm.ip, mac=lab_vm.mac, vmid=4242)
     assert lab_vm.labels == {"virtflow.io/spare": "true"}
@@ -179,3 +193,16 @@ async def test_a_provider_without_a_hypervisor_directory_names_the_ones_there(
         "provider 'vmware' has no hypervisors/vmware/create.yml; "
         "providers with create tasks: lab, libvirt, proxmox"
     )
+
+
+def test_a_missing_ansible_inventory_stops_the_worker_at_start(tmp_path: Path) -> None:
+    missing = tmp_path / "hosts.yaml"
+    settings = Settings(state_dir=tmp_path, ansible_inventory=missing)
+    with pytest.raises(ValueError, match="VIRTFLOW_ANSIBLE_INVENTORY") as raised:
+        build_provisioner(settings, http=None)  # type: ignore[arg-type]
+    assert str(missing) in str(raised.value)
+
+    missing.write_text("all: {hosts: {}}\n")
+    provisioner = build_provisioner(settings, http=None)  # type: ignore[arg-type]
+    assert isinstance(provisioner, AnsibleProvisioner)
+    assert provisioner.inventory == missing

@@ -16,13 +16,24 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Node
 from temporalio.exceptions import ApplicationError
 
-from activities.bootstrap_tokens import NAMESPACE, SECRET_TYPE, create_token, token_secret
+from activities.bootstrap_tokens import (
+    NAMESPACE,
+    SECRET_TYPE,
+    TokenTaken,
+    create_token,
+    delete_token,
+    secret_name,
+    token_id_for,
+    token_secret,
+)
 from activities.kubernetes import NodeAdoption
-from activities.vm_join import ClusterEndpoint, Joiner
+from activities.vm_join import ClusterEndpoint, Joiner, cluster_endpoint, join_endpoint
 from activities.vm_templates import SiteTemplates, VmTemplate
 from contracts.vm import VmSpec
 from lab.kube_testing import KubeLab, kube_lab
 from placement.models import Taint
+
+HOUR = timedelta(hours=1)
 
 USER_DATA = (
     "#cloud-config\n"
@@ -169,6 +180,52 @@ async def test_adopting_a_ready_node_labels_and_taints_it_and_deletes_the_token(
     assert [s["metadata"]["labels"]["virtflow.io/spare-id"] for s in left] == ["spare-lab-other"]
     await site.forget("spare-lab-other")
     assert lab.api.store.list("secrets", NAMESPACE) == []
+
+
+async def test_a_spares_token_is_reached_by_a_name_derived_from_its_id(
+    lab: KubeLab, kube: AsyncClient
+) -> None:
+    first = await create_token(kube, "spare-lab-r1", timedelta(minutes=5))
+    token_id = token_id_for("spare-lab-r1")
+    assert first.startswith(f"{token_id}.") and token_id != token_id_for("spare-lab-r2")
+    # A retried create replaces the token: one Secret, holding the new secret.
+    second = await create_token(kube, "spare-lab-r1", timedelta(minutes=5))
+    (stored,) = lab.api.store.list("secrets", NAMESPACE)
+    assert stored["metadata"]["name"] == secret_name(token_id)
+    assert second != first and second.endswith(stored["stringData"]["token-secret"])
+    assert await delete_token(kube, "spare-lab-r1")
+    assert not await delete_token(kube, "spare-lab-r1")  # gone already: nothing to do
+    assert lab.api.store.list("secrets", NAMESPACE) == []
+
+
+async def test_a_token_name_another_spare_holds_is_neither_replaced_nor_deleted(
+    lab: KubeLab, kube: AsyncClient
+) -> None:
+    # As if another spare's id hashed to the same token id.
+    theirs = token_secret(token_id_for("spare-lab-r1"), "0123456789abcdef", "spare-lab-x", HOUR)
+    await kube.create(theirs)
+    with pytest.raises(TokenTaken, match="belongs to spare spare-lab-x"):
+        await create_token(kube, "spare-lab-r1", HOUR)
+    assert not await delete_token(kube, "spare-lab-r1")
+    (stored,) = lab.api.store.list("secrets", NAMESPACE)
+    assert stored["metadata"]["labels"]["virtflow.io/spare-id"] == "spare-lab-x"
+
+
+async def test_the_join_is_told_the_advertised_api_server_and_its_ca(
+    lab: KubeLab, tmp_path: Path
+) -> None:
+    ca = tmp_path / "advertised-ca.pem"
+    ca.write_bytes(b"-----BEGIN CERTIFICATE-----\nadvertised\n")
+    own = cluster_endpoint(lab.kubeconfig)
+    advertised = "https://cp.example:6443"
+    assert join_endpoint(advertised, ca, lab.kubeconfig) == ClusterEndpoint(
+        server=advertised, ca_data=base64.b64encode(ca.read_bytes()).decode()
+    )
+    # Each part falls back to the worker's own: the same API server and CA it talks to.
+    assert join_endpoint(advertised, None, lab.kubeconfig) == ClusterEndpoint(
+        server=advertised, ca_data=own.ca_data
+    )
+    assert join_endpoint(None, None, lab.kubeconfig) == own
 
 
 # --- the lab API's side ------------------------------------------------------------------

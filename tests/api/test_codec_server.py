@@ -96,3 +96,8 @@ async def test_only_the_ui_origin_passes_the_browser_preflight(
         },
     )
     assert (answer.headers.get("access-control-allow-origin") == origin) is allowed
+
+
+async def test_probes_answer_without_a_token(http: httpx.AsyncClient) -> None:
+    for path in ("/healthz", "/readyz"):
+        assert (await http.get(path)).status_code == 200

@@ -1,8 +1,10 @@
 """The real hypervisor for the session: libvirtd and virtlogd, started here and stopped after.
 
-`make test` installs libvirt, qemu, libvirt-python, lxml and the community collections when
-it can (Debian, root) and builds the guest image; where any of that is missing the tests that
-need it are skipped with the reason. A libvirtd that already answers is used and left running.
+`make test` installs libvirt, qemu, libvirt-python, lxml, openssh-server and the community
+collections when it can (Debian, root) and builds the guest image; where any of that is
+missing the tests that need it are skipped with the reason. A libvirtd that already answers is
+used and left running. The session's sshd on loopback (tests/libvirt/sshd.py) is how the
+real-VM spare reaches its host, as a site's worker reaches its libvirt hosts.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import pytest
 
 from lab.guest_image import GuestImage, cached
 from tests.libvirt.collections import collections_path, installed
+from tests.libvirt.sshd import LoopbackSshd, loopback_sshd
+from tests.libvirt.sshd import why_not as sshd_why_not
 
 URI = "qemu:///system"
 SOCKET = Path("/run/libvirt/libvirt-sock")
@@ -103,3 +107,14 @@ def guest_image() -> GuestImage:
     if shutil.which("cloud-localds") is None:
         pytest.skip("cloud-localds is not installed: apt-get install cloud-image-utils")
     return image
+
+
+@pytest.fixture(scope="session")
+def loopback_ssh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackSshd]:
+    """An sshd on 127.0.0.1 for the session; root logs in with the key made for it."""
+    if reason := sshd_why_not():
+        pytest.skip(reason)
+    if os.geteuid() != 0:
+        pytest.skip("the loopback sshd lets only root in (the libvirt host's user); run as root")
+    with loopback_sshd(tmp_path_factory.mktemp("sshd")) as server:
+        yield server

@@ -98,3 +98,29 @@ async def test_describe_without_hosts_to_look_on_says_what_to_set(
     assert err.non_retryable
     assert "libvirt_hosts" in str(err)
     assert os.fspath(tmp_path) not in str(err)
+
+
+@pytest.mark.libvirt
+async def test_a_missing_base_image_fails_the_create_in_qemu_imgs_words_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, libvirt_collections: Path, libvirt_uri: str
+) -> None:
+    import libvirt
+
+    monkeypatch.setenv("ANSIBLE_COLLECTIONS_PATH", str(libvirt_collections))
+    images = tmp_path / "images"
+    images.mkdir()
+    acts = activities(tmp_path, libvirt_image_dir=str(images), libvirt_domain_type="qemu")
+    spec = SPEC.model_copy(
+        update={"image": str(tmp_path / "no-such-base.qcow2"), "user_data": "#cloud-config\n"}
+    )
+    err = await failure(ActivityEnvironment().run(acts.create_vm, CreateVmInput(spec=spec)))
+    assert err.non_retryable
+    # The task that carries the user data hides its own result; its error still gets out.
+    assert "no-such-base.qcow2" in str(err)
+    assert "Could not open" in str(err)
+    assert list(images.iterdir()) == []
+    conn = libvirt.openReadOnly(libvirt_uri)
+    try:
+        assert SPEC.name not in [d.name() for d in conn.listAllDomains()]
+    finally:
+        conn.close()

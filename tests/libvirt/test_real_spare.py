@@ -1,13 +1,17 @@
-"""One spare end to end on the real hypervisor path: libvirt, qemu (TCG), the guest image,
-cloud-init, qemu's user-mode network, a bootstrap token.
+"""One spare end to end on the real hypervisor path, reached the way a site reaches its
+libvirt hosts: over SSH. libvirt, qemu (TCG), the guest image, cloud-init, qemu's user-mode
+network, a bootstrap token.
 
-Placement reads the live libvirt inventory; the create activity makes a bootstrap token and
-renders the site template's user data; the playbook builds the overlay disk and the NoCloud
-seed and boots the domain; cloud-init runs the lab's join script, which registers the Node
-with the lab API over 10.0.2.2 using the token and reports it Ready; virtflow applies the
-spare's labels and the template's taint and deletes the token; `spare.ready` is delivered;
-release cordons, drains, deletes the Node and destroys the domain. Afterwards nothing of the
-spare is left: no domain, disk, seed, console log, Node or token.
+The host is named `127.0.0.1` and reached through the session's sshd (tests/libvirt/sshd.py):
+libvirt with `qemu+ssh://root@{host}/system`, the playbook's tasks delegated to the host with
+Ansible's ssh connection (the worker's `ansible_inventory`). Placement reads the live libvirt
+inventory over SSH; the create activity makes a bootstrap token and renders the site
+template's user data; the playbook builds the overlay disk and the NoCloud seed on the host
+and boots the domain; cloud-init runs the lab's join script, which registers the Node with the
+lab API over 10.0.2.2 using the token and reports it Ready; virtflow applies the spare's labels
+and the template's taint and deletes the token; `spare.ready` is delivered; release cordons,
+drains, deletes the Node and destroys the domain. Afterwards nothing of the spare is left: no
+domain, disk, seed, console log, Node or token.
 
 The one real boot of `make test` (a few minutes under TCG on a busy machine): every wait is
 for an event (a phase, a webhook), bounded generously.
@@ -34,6 +38,7 @@ from placement.models import Taint
 from runtime.settings import Settings
 from tests.conftest import SECRET_SCAN
 from tests.helpers import assert_eventually
+from tests.libvirt.sshd import HOST, LoopbackSshd
 from tests.stack import running_stack
 from workflows.prepare_spare import PrepareSpare
 
@@ -45,20 +50,20 @@ BOOT_WITHIN_SECONDS = 1500
 SPARE_TAINT = Taint(key="virtflow.io/spare", value="true", effect="PreferNoSchedule")
 
 
-def site_file(tmp_path: Path, uri: str) -> Path:
+def site_file(tmp_path: Path, uri_template: str) -> Path:
     site = tmp_path / "site.yaml"
     site.write_text(
         yaml.safe_dump(
             {
+                "uri_template": uri_template,
                 "hosts": [
                     {
-                        "name": "localhost",
-                        "uri": uri,
+                        "name": HOST,
                         "pool": "general",
                         "rack": "r1",
                         "cpu_allocation_ratio": 4.0,
                     }
-                ]
+                ],
             }
         )
     )
@@ -66,17 +71,25 @@ def site_file(tmp_path: Path, uri: str) -> Path:
 
 
 def real_site(
-    settings: Settings, tmp_path: Path, uri: str, image: GuestImage, images: Path, port: int | None
+    settings: Settings,
+    tmp_path: Path,
+    ssh: LoopbackSshd,
+    image: GuestImage,
+    images: Path,
+    port: int | None,
 ) -> Settings:
-    """The worker's settings for a site of one libvirt host (this machine)."""
+    """The worker's settings for a site of one libvirt host (this machine, over SSH)."""
     inventory = next(iter(settings.inventories))
+    hosts = tmp_path / "ansible-inventory.yaml"
+    hosts.write_text(yaml.safe_dump(ssh.inventory()))
     return settings.model_copy(
         update={
-            "inventories": {inventory: f"libvirt:{site_file(tmp_path, uri)}"},
+            "inventories": {inventory: f"libvirt:{site_file(tmp_path, ssh.libvirt_uri_template)}"},
             "ansible_provider": "libvirt",
+            "ansible_inventory": hosts,
             "ansible_extravars": {
-                "libvirt_uri_template": uri,
-                "libvirt_hosts": "localhost",
+                "libvirt_uri_template": ssh.libvirt_uri_template,
+                "libvirt_hosts": HOST,
                 "libvirt_domain_type": "qemu",
                 "libvirt_interface_type": "user",
                 "libvirt_ip_wait_seconds": "0",
@@ -154,6 +167,7 @@ async def test_a_real_vm_boots_joins_as_a_ready_node_and_goes_away(
     libvirt_uri: str,
     libvirt_collections: Path,
     guest_image: GuestImage,
+    loopback_ssh: LoopbackSshd,
 ) -> None:
     import libvirt
 
@@ -165,7 +179,7 @@ async def test_a_real_vm_boots_joins_as_a_ready_node_and_goes_away(
     def configure(settings: Settings) -> Settings:
         # The guest reaches the host's loopback, where the lab API listens, at 10.0.2.2.
         port = urlsplit(cluster_endpoint(settings.kubeconfig).server).port
-        return real_site(settings, tmp_path, libvirt_uri, guest_image, images, port)
+        return real_site(settings, tmp_path, loopback_ssh, guest_image, images, port)
 
     async with running_stack(client, task_queue, tmp_path, {"hosts": []}, configure) as stack:
         store = stack.lab.kube.store
@@ -184,7 +198,12 @@ async def test_a_real_vm_boots_joins_as_a_ready_node_and_goes_away(
         ready_after = time.monotonic() - started
 
         status = await handle.query(PrepareSpare.status)
-        assert status.host == "localhost"
+        assert status.host == HOST
+        # Both went over SSH to the host: libvirt (its helper on the far side) and Ansible
+        # (the disk and seed, made by the host's own Python).
+        calls = loopback_ssh.calls()
+        assert any("virt-ssh-helper" in call for call in calls), calls
+        assert any(HOST in call and "python3" in call for call in calls), calls
         node = store.get("nodes", "", spare_id)
         assert node is not None
         labels = node["metadata"]["labels"]

@@ -147,3 +147,34 @@ def test_a_nested_secret_file_fills_one_key_of_a_receiver(
     receiver = Settings().receivers["ctrl"]
     assert receiver.url == "https://ctrl.example/hooks"
     assert receiver.secrets == [SecretStr(whsec)]
+
+
+JOINING: dict[str, object] = {
+    "vm_templates": {"default": {"user_data": "token: {{ join_token }}\n"}}
+}
+
+
+def test_in_a_pod_the_join_needs_its_own_api_server_and_check_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+    code, out, err = check(write(tmp_path, JOINING))
+    assert code == 2 and out == ""
+    said = " ".join(err.split())
+    assert "join_api_server: must be set when the worker runs in a Pod" in said
+    assert "VIRTFLOW_JOIN_API_SERVER" in said and "10.96.0.1" in said
+
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\n")
+    advertised = {"join_api_server": "https://cp.example:6443", "join_api_server_ca": str(ca)}
+    code, out, _ = check(write(tmp_path, {**JOINING, **advertised}))
+    assert code == 0, out
+    assert "join_api_server: https://cp.example:6443" in out
+
+
+def test_outside_a_pod_the_join_defaults_to_the_workers_api_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    code, _, err = check(write(tmp_path, JOINING))
+    assert code == 0, err

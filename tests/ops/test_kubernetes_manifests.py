@@ -1,6 +1,8 @@
 """deploy/kubernetes: the base and every overlay render with `kubectl kustomize`, every object
-is valid against the Kubernetes schemas (offline, kubernetes-validate), the settings they carry
-load, and the worker's RBAC covers every Kubernetes call the product's code makes."""
+is valid against the Kubernetes schemas (offline, kubernetes-validate; the custom resources of
+KEDA and the Prometheus Operator, whose schemas are not at hand offline, are checked field by
+field against the settings), the settings they carry load, each build of the worker is a
+Deployment of its own, and the worker's RBAC covers every Kubernetes call the product makes."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from runtime.encryption import new_key
 from runtime.settings import CONFIG_ENV, REPO_ROOT, SECRETS_DIR_ENV, Settings
 from tests.ops.kube_calls import ApiCall, product_calls
 from webhooks.signing import generate_secret
@@ -37,7 +40,13 @@ WORKER_SA, API_SA = "virtflow-worker", "virtflow-api"
 SECRET_KEYS = {
     "virtflow_receivers__upgradectrl__secrets": json.dumps([generate_secret()]),
     "virtflow_api_tokens": json.dumps({"t-4f0c2b7d9e": "upgrade-controller"}),
+    # The encryption component's key (components/encryption).
+    "virtflow_payload_keys__k1": new_key(),
 }
+
+
+# Custom resources: their operators' schemas are not installed here (see the tests below).
+CUSTOM_KINDS = {"ScaledObject", "PrometheusRule"}
 
 
 def _ids(paths: list[Path]) -> list[str]:
@@ -87,6 +96,8 @@ def test_every_object_is_valid_against_the_kubernetes_schemas(directory: Path) -
     docs = render(directory)
     version = kubernetes_validate.latest_version()
     for doc in docs:
+        if doc["kind"] in CUSTOM_KINDS:
+            continue
         try:
             kubernetes_validate.validate(doc, version, strict=True)
         except kubernetes_validate.ValidationError as err:
@@ -160,13 +171,18 @@ def test_probes_and_ports_match_the_settings(
 ) -> None:
     docs = render(directory)
     settings, _ = _settings(docs, tmp_path, monkeypatch)
-    expected_ports = {"virtflow-worker": settings.health_port, "virtflow-api": settings.api_port}
+    expected_ports = {
+        "virtflow-worker": settings.health_port,
+        "virtflow-api": settings.api_port,
+        "virtflow-codec-server": settings.codec_server_port,
+    }
     for deployment, container in containers(docs):
         ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+        expected = next(v for k, v in expected_ports.items() if deployment.startswith(k))
         for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
             get = container[probe]["httpGet"]
             assert get["path"] == path, (deployment, probe)
-            assert ports[get["port"]] == expected_ports[deployment], (deployment, probe)
+            assert ports[get["port"]] == expected, (deployment, probe)
     worker = pod_spec(docs, "virtflow-worker")
     assert worker["containers"][0]["args"] == ["worker"]
     assert {p["containerPort"] for p in worker["containers"][0]["ports"]} >= {settings.metrics_port}
@@ -179,13 +195,107 @@ def test_the_api_has_a_service_and_a_disruption_budget(directory: Path) -> None:
     docs = render(directory)
     api = one(docs, "Deployment", "virtflow-api")
     labels = api["spec"]["template"]["metadata"]["labels"]
-    service, budget = one(docs, "Service", "virtflow-api"), one(docs, "PodDisruptionBudget", "")
+    service = one(docs, "Service", "virtflow-api")
+    budget = one(docs, "PodDisruptionBudget", "virtflow-api")
     assert service["spec"]["selector"].items() <= labels.items()
     assert budget["spec"]["selector"]["matchLabels"].items() <= labels.items()
     assert api["spec"]["replicas"] > budget["spec"]["minAvailable"]
     assert service["spec"]["ports"][0]["targetPort"] == "http"
     # The API makes no Kubernetes call: no token in its Pods.
     assert pod_spec(docs, "virtflow-api")["automountServiceAccountToken"] is False
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
+def test_every_process_loads_its_settings_with_its_environment(
+    directory: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ConfigMap's file, the Secret's keys and the container's own variables together."""
+    docs = render(directory)
+    _settings(docs, tmp_path, monkeypatch)
+    for deployment, container in containers(docs):
+        with monkeypatch.context() as env:
+            for name, value in _env(container).items():
+                # The file and the secrets are this test's copies (see `_settings`).
+                if name not in (CONFIG_ENV, SECRETS_DIR_ENV, "HOME"):
+                    env.setenv(name, value)
+            settings = Settings()
+        if any(name == "VIRTFLOW_PAYLOAD_ENCRYPTION_KEY_ID" for name in _env(container)):
+            assert settings.payload_encryption_key_id in settings.payload_keys, deployment
+
+
+def test_the_encrypted_overlay_seals_every_process_and_serves_the_codec() -> None:
+    docs = render(KUSTOMIZE_ROOT / "overlays" / "encrypted")
+    for deployment, container in containers(docs):
+        assert "VIRTFLOW_PAYLOAD_ENCRYPTION_KEY_ID" in _env(container), deployment
+    codec = pod_spec(docs, "virtflow-codec-server")
+    assert codec["containers"][0]["args"] == ["codec-server"]
+    assert codec["automountServiceAccountToken"] is False
+    service = one(docs, "Service", "virtflow-codec-server")
+    assert service["spec"]["ports"][0]["targetPort"] == "http"
+
+
+def _image_tag(docs: list[dict[str, Any]]) -> str:
+    worker = pod_spec(docs, "virtflow-worker")["containers"][0]
+    tag: str = worker["image"].rpartition(":")[2]
+    return tag
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
+def test_each_build_of_the_worker_is_a_deployment_of_its_own(
+    directory: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rainbow deployment: name, labels and the build id the worker runs as follow the tag."""
+    docs = render(directory)
+    tag = _image_tag(docs)
+    worker = one(docs, "Deployment", "virtflow-worker")
+    assert worker["metadata"]["name"] == f"virtflow-worker-{tag}"
+    pod_labels = worker["spec"]["template"]["metadata"]["labels"]
+    assert pod_labels["virtflow.io/build-id"] == tag
+    assert worker["spec"]["selector"]["matchLabels"]["virtflow.io/build-id"] == tag
+    assert "replicas" not in worker["spec"], "the ScaledObject owns the replicas"
+    # The settings the Pod gets: its file and its environment, as a version of the deployment.
+    _, _ = _settings(docs, tmp_path, monkeypatch)
+    for name, value in _env(worker["spec"]["template"]["spec"]["containers"][0]).items():
+        if name.startswith("VIRTFLOW_WORKER_"):
+            monkeypatch.setenv(name, value)
+    settings = Settings()
+    assert settings.worker_versioning is True
+    assert settings.worker_build_id == tag
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
+def test_the_workers_have_a_disruption_budget_and_scale_on_their_backlog(
+    directory: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = render(directory)
+    settings, _ = _settings(docs, tmp_path, monkeypatch)
+    tag = _image_tag(docs)
+    worker = one(docs, "Deployment", "virtflow-worker")
+    labels = worker["spec"]["template"]["metadata"]["labels"]
+    budget = one(docs, "PodDisruptionBudget", "virtflow-worker")
+    assert budget["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    assert budget["spec"]["selector"]["matchLabels"]["virtflow.io/build-id"] == tag
+
+    scaled = one(docs, "ScaledObject", "virtflow-worker")
+    assert scaled["apiVersion"] == "keda.sh/v1alpha1"
+    assert scaled["metadata"]["namespace"] == worker["metadata"]["namespace"]
+    spec = scaled["spec"]
+    assert spec["scaleTargetRef"] == {"name": worker["metadata"]["name"]}
+    assert 0 < budget["spec"]["maxUnavailable"] < spec["minReplicaCount"]
+    assert spec["minReplicaCount"] <= spec["maxReplicaCount"]
+    # Scaling in lets a leaving worker finish its activities first.
+    assert spec["cooldownPeriod"] >= settings.graceful_shutdown_seconds
+    (trigger,) = spec["triggers"]
+    assert trigger["type"] == "temporal"
+    meta = trigger["metadata"]
+    assert all(isinstance(value, str) for value in meta.values()), "KEDA metadata are strings"
+    assert meta["endpoint"] == settings.temporal_address
+    assert meta["namespace"] == settings.temporal_namespace
+    assert meta["taskQueue"] == settings.task_queue
+    assert meta["workerDeploymentName"] == settings.worker_deployment_name
+    assert meta["workerDeploymentBuildId"] == tag
+    assert set(meta["queueTypes"].split(",")) == {"workflow", "activity"}
+    assert int(meta["targetQueueSize"]) > 0
 
 
 def _rules_of(docs: list[dict[str, Any]], account: str) -> list[tuple[str | None, dict[str, Any]]]:
@@ -240,7 +350,8 @@ def test_the_workers_rbac_is_narrow(directory: Path) -> None:
     for scope, rule in granted:
         for field in ("apiGroups", "resources", "verbs"):
             assert "*" not in rule[field], rule
-        # Secrets (bootstrap tokens) in kube-system only, never readable cluster-wide.
+        # Secrets (bootstrap tokens) in kube-system only, each reached by name: never listed
+        # or watched, which would read every Secret there.
         if "secrets" in rule["resources"]:
             assert scope == "kube-system", rule
-            assert "watch" not in rule["verbs"], rule
+            assert sorted(rule["verbs"]) == ["create", "delete", "get"], rule

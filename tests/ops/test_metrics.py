@@ -1,27 +1,44 @@
-"""The worker's Prometheus endpoint serves the SDK's metrics and virtflow's own."""
+"""The worker's Prometheus endpoint serves the SDK's metrics and virtflow's own, and every
+series the Grafana dashboard or an alert of the PrometheusRule names is one it serves."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
+import yaml
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from activities import metrics
+from contracts.release import RELEASE_SPARE
 from contracts.spare import Phase, ReleaseRequest
 from lab.hypervisor import load_inventory_file
 from runtime.connect import connect
 from runtime.settings import REPO_ROOT, Settings
 from runtime.telemetry import process_runtime
-from tests.helpers import assert_eventually
+from tests.helpers import assert_eventually, new_worker
+from tests.ops.failing_task import FailingTask
 from tests.stack import LAB_INVENTORY, running_stack, wait_phase
-from worker.spare_census import record_census
+from worker.spare_census import count_overdue_releases, record_census
 from workflows.prepare_spare import PrepareSpare
 
 DASHBOARD = REPO_ROOT / "deploy" / "kubernetes" / "base" / "grafana-dashboard.json"
+RULES = REPO_ROOT / "deploy" / "kubernetes" / "base" / "prometheus-rules.yaml"
+OPERATIONS = REPO_ROOT / "docs" / "OPERATIONS.md"
+SERIES = re.compile(r"\b(?:virtflow|temporal)_[a-z_]+\b")
+
+
+def alert_rules() -> list[dict[str, Any]]:
+    doc = yaml.safe_load(RULES.read_text())
+    assert (doc["apiVersion"], doc["kind"]) == ("monitoring.coreos.com/v1", "PrometheusRule")
+    return [rule for group in doc["spec"]["groups"] for rule in group["rules"]]
 
 
 def free_port() -> int:
@@ -56,6 +73,25 @@ async def test_metrics_list_virtflow_series_after_a_spare_runs(
         await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="done"))
         assert (await handle.result()).phase == Phase.RELEASED
 
+    # What the alerts watch for but a good run never shows: a failing workflow task, and
+    # requests the server refuses.
+    async with new_worker(client, FailingTask) as worker:
+        failing = await client.start_workflow(
+            FailingTask.run, id=f"failing-{task_queue}", task_queue=worker.task_queue
+        )
+
+        async def task_failed() -> None:
+            async with httpx.AsyncClient() as http:
+                text = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
+            assert "temporal_workflow_task_execution_failed" in text
+
+        await assert_eventually(task_failed, timeout=30, interval=0.5)
+        await failing.terminate()
+    absent = client.get_workflow_handle(f"absent-{task_queue}")
+    for call in (absent.describe, absent.result):
+        with contextlib.suppress(RPCError):
+            await call()
+
     async with httpx.AsyncClient() as http:
         answer = await http.get(f"http://127.0.0.1:{port}/metrics")
     answer.raise_for_status()
@@ -87,7 +123,43 @@ async def test_metrics_list_virtflow_series_after_a_spare_runs(
         name
         for panel in dashboard["panels"]
         for target in panel["targets"]
-        for name in re.findall(r"\b(?:virtflow|temporal)_[a-z_]+\b", target["expr"])
+        for name in SERIES.findall(target["expr"])
     }
     assert queried >= {metrics.SPARES, metrics.TIME_TO_READY + "_bucket"}
     assert queried <= served, sorted(queried - served)
+    # Likewise every series an alert names; and the dashboard shows each of them.
+    alerted = {name for rule in alert_rules() for name in SERIES.findall(rule["expr"])}
+    assert alerted <= served, sorted(alerted - served)
+    assert alerted <= queried, sorted(alerted - queried)
+
+
+def test_every_alert_has_a_severity_a_summary_and_a_runbook_line() -> None:
+    runbook = OPERATIONS.read_text().partition("\n## Alerts\n")[2].partition("\n## ")[0]
+    names = [rule["alert"] for rule in alert_rules()]
+    assert len(names) == len(set(names))
+    for rule in alert_rules():
+        assert rule["labels"]["severity"] in {"critical", "warning"}, rule["alert"]
+        assert rule["annotations"]["summary"], rule["alert"]
+        assert rule["annotations"]["runbook_url"].endswith("OPERATIONS.md#alerts"), rule["alert"]
+        assert f"| `{rule['alert']}` |" in runbook, f"{rule['alert']}: no runbook line"
+
+
+async def test_the_census_counts_releases_running_past_their_bound(
+    temporal_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    client = temporal_env.client
+    # A release nobody runs (no worker on this queue): it stays running, like a stuck one.
+    handle = await client.start_workflow(
+        RELEASE_SPARE, id=f"release-{task_queue}", task_queue=task_queue
+    )
+    try:
+
+        async def counted() -> None:
+            overdue = await count_overdue_releases(client, task_queue, older_than=timedelta(0))
+            assert overdue == 1
+
+        await assert_eventually(counted, timeout=20, interval=0.5)
+        # Within the bound it is not overdue.
+        assert await count_overdue_releases(client, task_queue) == 0
+    finally:
+        await handle.terminate()

@@ -24,9 +24,10 @@ from runtime.encryption import (
 )
 from runtime.settings import Settings
 from tests.helpers import new_worker
+from tests.known_secrets import PAYLOAD_KEY
 from tests.runtime.encrypted_echo import HOST_KEY, EncryptedEcho, Note
 
-OLD, NEW = SecretStr(new_key()), SecretStr(new_key())
+OLD, NEW = SecretStr(PAYLOAD_KEY), SecretStr(new_key())
 
 
 def clear(text: str) -> Payload:

@@ -124,3 +124,17 @@ def test_config_check_says_where_each_value_came_from(
     assert "#   temporal_namespace: environment TEMPORAL_NAMESPACE" in lines
     assert "#   log_level: environment VIRTFLOW_LOG_LEVEL" in lines
     assert f"#   task_queue: file {config}" in lines
+
+
+def test_the_worker_controllers_variables_make_the_worker_a_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().worker_versioning is False
+    monkeypatch.setenv("TEMPORAL_DEPLOYMENT_NAME", "spares")
+    monkeypatch.setenv("TEMPORAL_WORKER_BUILD_ID", "2026.11.3")
+    settings = Settings()
+    assert (settings.worker_versioning, settings.worker_deployment_name) == (True, "spares")
+    assert settings.worker_build_id == "2026.11.3"
+    result = CliRunner().invoke(app, ["config", "check"])
+    assert "#   worker_build_id: environment TEMPORAL_WORKER_BUILD_ID" in result.stdout
+    assert "#   worker_versioning: environment TEMPORAL_WORKER_BUILD_ID" in result.stdout

@@ -22,8 +22,9 @@ from temporalio.client import Client
 from api.codec_server import create_codec_app
 from api.spare_ops import start_spare
 from lab.hypervisor import load_inventory_file
-from runtime.encryption import EncryptionCodec, data_converter, new_key
+from runtime.encryption import EncryptionCodec, data_converter
 from tests.helpers import assert_eventually
+from tests.known_secrets import PAYLOAD_KEY
 from tests.runtime.encrypted_echo import Note
 from tests.stack import LAB_INVENTORY, Stack, running_stack
 from webhooks.serve import serve_app
@@ -129,7 +130,7 @@ async def shoot(page: Any, name: str) -> None:
 async def test_the_ui_decodes_an_encrypted_input_only_through_the_codec_server(
     client: Client, chromium: Path, temporal_ui_port: int
 ) -> None:
-    codec = EncryptionCodec({"k1": SecretStr(new_key())}, "k1")
+    codec = EncryptionCodec({"k1": SecretStr(PAYLOAD_KEY)}, "k1")
     sealed = Client(
         client.service_client, namespace=client.namespace, data_converter=data_converter(codec)
     )

@@ -26,8 +26,10 @@ from activities.ledger import LedgerActivities
 from activities.notify import NotifyActivities, PlanNotificationsInput, PlanNotificationsResult
 from activities.provisioning import CreateVmInput, DestroyVmInput, ProvisioningActivities
 from activities.spare_ids import EarlierRunInput, EarlierRunResult, SpareIdActivities
+from activities.warm_pools import WarmActivities
 from contracts.ledger import FreeInput, FreeResult, Reservation, ReserveInput, ReserveResult
 from contracts.vm import VmFacts
+from contracts.warm import WarmCandidatesInput, WarmCandidatesResult
 
 NOT_READY = ["Ready=False (KubeletNotReady)"]
 
@@ -46,6 +48,11 @@ class StandIns:
     host: str = "bm-1"
     reserve: Literal["reserved", "queued", "no_capacity", "never_fits"] = "reserved"
     node_ready: bool = True
+    # The create runs (heartbeating) until cancelled, then stops once `create_may_stop` is
+    # set: by raising the cancel, or by finishing all the same (`create_finishes_anyway`).
+    create_runs_until_cancelled: bool = False
+    create_finishes_anyway: bool = False
+    create_may_stop: asyncio.Event = field(default_factory=asyncio.Event)
     calls: list[tuple[str, str]] = field(default_factory=list)
 
     def asked(self, name: str) -> list[str]:
@@ -63,6 +70,10 @@ class StandIns:
         async def earlier_run(inp: EarlierRunInput) -> EarlierRunResult:
             return EarlierRunResult()  # the first run of its id
 
+        @standin(WarmActivities.warm_candidates)
+        async def warm_candidates(inp: WarmCandidatesInput) -> WarmCandidatesResult:
+            return WarmCandidatesResult()  # no warm pool configured
+
         @standin(LedgerActivities.reserve_capacity)
         async def reserve_capacity(inp: ReserveInput) -> ReserveResult:
             self.calls.append(("reserve_capacity", inp.spare_id))
@@ -76,9 +87,23 @@ class StandIns:
             self.calls.append(("free_capacity", inp.spare_id))
             return FreeResult(freed=True)
 
+        async def running_until_cancelled(name: str) -> None:
+            try:
+                while True:  # a cancel reaches an activity with its heartbeat's answer
+                    activity.heartbeat()
+                    await asyncio.sleep(0.1)
+            except asyncio.CancelledError:
+                self.calls.append(("create_vm cancelled", name))
+                await self.create_may_stop.wait()
+                self.calls.append(("create_vm stopped", name))
+                if not self.create_finishes_anyway:
+                    raise
+
         @standin(ProvisioningActivities.create_vm)
         async def create_vm(inp: CreateVmInput) -> VmFacts:
             self.calls.append(("create_vm", inp.spec.name))
+            if self.create_runs_until_cancelled:
+                await running_until_cancelled(inp.spec.name)
             return VmFacts(name=inp.spec.name, host=inp.spec.host, ip="10.0.2.15", vmid=101)
 
         @standin(ProvisioningActivities.destroy_vm)
@@ -116,6 +141,7 @@ class StandIns:
         return [
             plan_notifications,
             earlier_run,
+            warm_candidates,
             reserve_capacity,
             free_capacity,
             create_vm,

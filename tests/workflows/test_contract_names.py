@@ -6,20 +6,21 @@ from __future__ import annotations
 import pytest
 from temporalio import workflow
 
-from contracts import ledger, release, schedule_host, spare
+from contracts import ledger, release, schedule_host, spare, warm
 from contracts.reconcile import RECONCILE_SPARES
 from workflows.ledger import InventoryLedger
 from workflows.prepare_spare import PrepareSpare
 from workflows.reconcile_spares import ReconcileSpares
 from workflows.release_spare import ReleaseSpare
 from workflows.schedule_host import ScheduleHost
+from workflows.warm_pool import WarmPool
 
 CASES = [
     (
         PrepareSpare,
         spare.PREPARE_SPARE,
         {spare.STATUS_QUERY},
-        {spare.RELEASE_UPDATE},
+        {spare.RELEASE_UPDATE, warm.HAND_OVER_UPDATE},
         {
             spare.REQUEST_RELEASE_SIGNAL,
             spare.REPLACEMENT_READY_SIGNAL,
@@ -30,7 +31,12 @@ CASES = [
         InventoryLedger,
         ledger.INVENTORY_LEDGER,
         {ledger.RESERVATIONS_QUERY, ledger.WAITERS_QUERY},
-        {ledger.RESERVE_UPDATE, ledger.RESERVE_GROUP_UPDATE, ledger.FREE_UPDATE},
+        {
+            ledger.RESERVE_UPDATE,
+            ledger.RESERVE_GROUP_UPDATE,
+            ledger.FREE_UPDATE,
+            warm.TRANSFER_UPDATE,
+        },
         set(),
     ),
     (ReleaseSpare, release.RELEASE_SPARE, {release.STEP_QUERY}, set(), set()),
@@ -42,6 +48,13 @@ CASES = [
         {schedule_host.RELEASE_SIGNAL},
     ),
     (ReconcileSpares, RECONCILE_SPARES, set(), set(), set()),
+    (
+        WarmPool,
+        warm.WARM_POOL,
+        {warm.POOL_QUERY},
+        {warm.CLAIM_UPDATE},
+        {warm.WARM_SPARE_REPORT_SIGNAL, warm.CONFIGURE_SIGNAL},
+    ),
 ]
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import ActivityEnvironment
@@ -20,6 +21,7 @@ from activities.provisioning import AnsibleProvisioner, CreateVmInput, Provision
 from contracts.spare import Phase, ReleaseRequest
 from contracts.vm import VmSpec
 from lab.gitlab import LabGitLab
+from runtime.settings import Settings
 from tests.helpers import assert_eventually
 from tests.stack import Stack, ledger_reservations, running_stack, wait_phase
 from workflows.prepare_spare import PrepareSpare
@@ -101,7 +103,8 @@ async def test_a_failed_pipeline_fails_the_spare_with_the_job_and_reason(stack: 
 async def test_cancelling_the_spare_cancels_the_running_pipeline(stack: Stack) -> None:
     lab = gitlab_of(stack)
     lab.hold_pipelines()
-    req = stack.request()
+    # A cancel reaches the create activity with a heartbeat's answer: beat often.
+    req = stack.request(timeouts={"heartbeat_seconds": 2})
     handle = await stack.start(req)
 
     async def creating() -> None:
@@ -120,6 +123,49 @@ async def test_cancelling_the_spare_cancels_the_running_pipeline(stack: Stack) -
     assert isinstance(caught.value.cause, CancelledError)
     assert req.spare_id not in stack.lab.hypervisor.vms
     assert req.spare_id not in [r.spare_id for r in await ledger_reservations(stack)]
+    # Compensation's destroy pipeline was triggered only once the create's had stopped.
+    create, destroy = (p for p in lab.pipelines.values() if p.variables["VM_NAME"] == req.spare_id)
+    assert (create.status, destroy.variables["VIRTFLOW_ACTION"]) == ("canceled", "destroy")
+    assert create.finished_at is not None and destroy.created_at >= create.finished_at
+
+
+async def test_a_cancel_during_an_http_create_waits_for_the_hypervisors_answer(
+    client: Client, task_queue: str, tmp_path: Path, inventory_doc: dict[str, Any]
+) -> None:
+    def http(settings: Settings) -> Settings:
+        url = settings.ansible_extravars["lab_hypervisor_url"]
+        return settings.model_copy(update={"provisioner": "http", "hypervisor_api_url": url})
+
+    async with running_stack(client, task_queue, tmp_path, inventory_doc, http) as stack:
+        hypervisor = stack.lab.hypervisor
+        hypervisor.hold_creates()  # the VM exists; the answer to its POST waits
+        req = stack.request(timeouts={"heartbeat_seconds": 1})
+        handle = await stack.start(req)
+        try:
+            await assert_eventually(lambda: _has(hypervisor.vms, req.spare_id))
+            await handle.cancel()
+
+            async def cancel_requested() -> None:
+                (pending,) = (await handle.describe()).raw_description.pending_activities
+                assert pending.state == PendingActivityState.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED
+
+            await assert_eventually(cancel_requested)
+            # The POST is still unanswered, so the create has not stopped: nothing is undone.
+            assert (await handle.query(PrepareSpare.status)).phase == Phase.CREATING_VM
+            assert req.spare_id in hypervisor.vms
+        finally:
+            hypervisor.release_creates()
+        with pytest.raises(WorkflowFailureError) as caught:
+            await handle.result()
+        assert isinstance(caught.value.cause, CancelledError)
+        # Destroyed after the create answered: no VM, and no Node booted from it.
+        assert req.spare_id not in hypervisor.vms
+        assert stack.lab.kube.store.get("nodes", "", req.spare_id) is None
+        assert req.spare_id not in [r.spare_id for r in await ledger_reservations(stack)]
+
+
+async def _has(items: dict[str, Any], key: str) -> None:
+    assert key in items
 
 
 async def test_ansible_with_the_hypervisor_unreachable_is_retryable(tmp_path: Path) -> None:

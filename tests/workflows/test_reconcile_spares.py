@@ -4,9 +4,22 @@ from __future__ import annotations
 
 import uuid
 
-from temporalio.client import ScheduleActionStartWorkflow, ScheduleIntervalSpec
+import pytest
+from temporalio.client import (
+    ScheduleActionStartWorkflow,
+    ScheduleIntervalSpec,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+)
+from temporalio.common import WorkflowIDConflictPolicy
 
-from contracts.reconcile import RECONCILE_SCHEDULE_ID, RECONCILE_SPARES, ReconcileInput
+from contracts.reconcile import (
+    RECONCILE_SCHEDULE_ID,
+    RECONCILE_SPARES,
+    ReconcileInput,
+    ReconcileResult,
+    compensation_id,
+)
 from contracts.spare import SPARE_LABEL, Phase
 from tests.stack import Stack, ledger_reservations, wait_phase
 from worker.schedules import apply_reconcile_schedule
@@ -80,3 +93,52 @@ async def test_the_schedule_is_created_then_updated_in_place(stack: Stack) -> No
         assert isinstance(described.schedule.spec.intervals[0], ScheduleIntervalSpec)
     finally:
         await handle.delete()
+
+
+async def sweep(stack: Stack) -> ReconcileResult:
+    return await stack.client.execute_workflow(
+        ReconcileSpares.run,
+        ReconcileInput(grace_seconds=1, drain_timeout_seconds=5),
+        id=f"reconcile-{uuid.uuid4().hex[:8]}",
+        task_queue=stack.task_queue,
+    )
+
+
+async def test_a_spare_terminated_from_outside_is_compensated_once_by_the_next_sweep(
+    stack: Stack,
+) -> None:
+    req = stack.request()
+    first = await stack.start(req)
+    await wait_phase(first, Phase.READY)
+    terminated_run = first.result_run_id
+    assert terminated_run is not None
+    # What `temporal workflow start --id-conflict-policy TerminateExisting` does: the running
+    # spare is terminated (no compensation, no webhook) and a new run of its id starts.
+    second = await stack.client.start_workflow(
+        PrepareSpare.run,
+        req,
+        id=req.spare_id,
+        task_queue=stack.task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.TERMINATE_EXISTING,
+    )
+    with pytest.raises(WorkflowFailureError):
+        await second.result()  # a spare id names one spare, ever
+    old = stack.client.get_workflow_handle(req.spare_id, run_id=terminated_run)
+    assert (await old.describe()).status == WorkflowExecutionStatus.TERMINATED
+    assert req.spare_id in stack.lab.hypervisor.vms
+
+    result = await sweep(stack)
+    assert result.compensated == [req.spare_id]
+    assert req.spare_id not in result.suspects  # its VM is the compensation's to release
+    compensation = stack.client.get_workflow_handle(compensation_id(req.spare_id, terminated_run))
+    await compensation.result()
+    assert req.spare_id not in stack.lab.hypervisor.vms
+    assert stack.lab.kube.store.get("nodes", "", req.spare_id) is None
+    assert req.spare_id not in [r.spare_id for r in await ledger_reservations(stack)]
+
+    # The next sweep finds nothing more to do: the receivers heard spare.failed once.
+    again = await sweep(stack)
+    assert again.compensated == [] and again.suspects == []
+    failed = [e for e in await stack.events(req.spare_id) if e["type"] == "spare.failed"]
+    assert len(failed) == 1, failed
+    assert "terminated from outside" in failed[0]["event"]["data"]["reason"]

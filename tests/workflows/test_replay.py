@@ -1,7 +1,8 @@
 """Saved histories must replay on the current code: a change that breaks determinism fails here.
 
-Until the first tagged release there are no running workflows to protect: workflow code is
-changed directly and the saved histories re-recorded (README, Contributing): delete
+Running workflows are protected by Worker Versioning (pinned to their build) and the
+`virtflow replay` gate; workflow code is changed directly and the saved histories re-recorded
+(README, Contributing): delete
 tests/histories/*.json and run `VIRTFLOW_RECORD_HISTORIES=1 pytest tests/workflows/test_replay.py`.
 """
 

@@ -3,13 +3,19 @@ replaced on another host when asked, unless too many of the cluster's spares are
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from typing import Any
+
+import pytest
+from temporalio.api.enums.v1 import PendingActivityState
 
 from contracts.spare import Phase, ReleaseRequest, SpareStatus
 from tests.helpers import assert_eventually
 from tests.stack import Stack, wait_phase
 from workflows.prepare_spare import PrepareSpare
+
+SCHEDULED = "activity_task_scheduled_event_attributes"
 
 
 async def ready_spare(stack: Stack, **fields: Any) -> tuple[Any, Any]:
@@ -118,3 +124,42 @@ async def test_no_replacement_when_more_than_max_unhealthy_spares_are_unhealthy(
     for _, handle in spares:
         await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="done"))
         await handle.result()
+
+
+async def test_a_released_spares_watch_ends_before_the_spare_and_logs_nothing(
+    stack: Stack, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    caplog.set_level(logging.INFO)
+    _, handle = await ready_spare(stack)
+
+    async def watched() -> None:
+        pending = (await handle.describe()).raw_description.pending_activities
+        assert [a.activity_type.name for a in pending] == ["watch_node_health"]
+        assert pending[0].state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
+
+    await assert_eventually(watched)
+    await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="done"))
+    assert (await handle.result()).phase == Phase.RELEASED
+
+    # The watch was asked to stop and its end is in the spare's history, before it closed.
+    history = await handle.fetch_history()
+    kinds = [e.WhichOneof("attributes") for e in history.events]
+    assert "activity_task_cancel_requested_event_attributes" in kinds
+    scheduled = [e for e in history.events if e.WhichOneof("attributes") == SCHEDULED]
+    ended = [
+        e
+        for e in history.events
+        if e.WhichOneof("attributes")
+        in (
+            "activity_task_completed_event_attributes",
+            "activity_task_canceled_event_attributes",
+            "activity_task_failed_event_attributes",
+            "activity_task_timed_out_event_attributes",
+        )
+    ]
+    assert len(ended) == len(scheduled), "an activity of the spare never ended"
+    assert not (await handle.describe()).raw_description.pending_activities
+    # No traceback, no warning of the SDK or its core (which writes to stderr).
+    loud = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert not loud, [r.getMessage() for r in loud]
+    assert "not found" not in capfd.readouterr().err.lower()

@@ -14,7 +14,7 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import WorkflowEnvironment
 
 from contracts.spare import Phase, ReleaseRequest, SpareRequest, SpareResult
@@ -125,3 +125,42 @@ async def test_release_before_ready_is_refused_with_a_reason(client: Client) -> 
             await handle.execute_update(PrepareSpare.release, ReleaseRequest())
         assert "can be released once ready (it is waiting_ready)" in str(caught.value.cause)
         await handle.terminate("test over")
+
+
+@pytest.mark.parametrize(
+    "finishes_anyway", [False, True], ids=["the create stops", "the create finishes anyway"]
+)
+async def test_a_cancel_during_the_create_is_compensated_only_once_the_create_has_stopped(
+    client: Client, finishes_anyway: bool
+) -> None:
+    standins = StandIns(create_runs_until_cancelled=True, create_finishes_anyway=finishes_anyway)
+    # A cancel reaches the activity with a heartbeat's answer: beats every second or so.
+    req = request(timeouts={"heartbeat_seconds": 1})
+    async with new_worker(
+        client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(client, w.task_queue, req)
+
+        async def asked(name: str) -> None:
+            assert standins.asked(name) == [req.spare_id], standins.calls
+
+        try:
+            await assert_eventually(lambda: asked("create_vm"))
+            await handle.cancel()
+            await assert_eventually(lambda: asked("create_vm cancelled"))
+            # The create has the cancel but has not stopped: nothing is undone yet.
+            status = await handle.query(PrepareSpare.status)
+            assert status.phase == Phase.CREATING_VM
+            assert release_calls(standins) == []
+        finally:
+            standins.create_may_stop.set()  # else the worker's shutdown waits for it
+        with pytest.raises(WorkflowFailureError) as caught:
+            await handle.result()
+        assert isinstance(caught.value.cause, CancelledError)
+        final = await handle.query(PrepareSpare.status)
+        assert final.phase == Phase.CANCELLED
+
+    names = [name for name, _ in standins.calls]
+    assert names.index("create_vm stopped") < names.index("cordon_node")
+    # Whatever the create made is removed, and the room given back.
+    assert release_calls(standins) == RELEASE_STEPS

@@ -33,6 +33,7 @@ from .placed_topology_domains import PlacedTopologyDomains
 from .preferred_term import PreferredTerm
 from .prepare_accepted import PrepareAccepted
 from .prepare_body import PrepareBody
+from .prepare_body_annotations import PrepareBodyAnnotations
 from .prepare_body_devices import PrepareBodyDevices
 from .prepare_body_node_selector import PrepareBodyNodeSelector
 from .prepare_body_on_unhealthy import PrepareBodyOnUnhealthy
@@ -40,6 +41,8 @@ from .problem import Problem
 from .problem_inventories_type_0 import ProblemInventoriesType0
 from .release_request import ReleaseRequest
 from .replacement import Replacement
+from .reservation import Reservation
+from .reservation_devices import ReservationDevices
 from .schedule_accepted import ScheduleAccepted
 from .schedule_body import ScheduleBody
 from .scheduled_host import ScheduledHost
@@ -61,6 +64,11 @@ from .topology_info_domains import TopologyInfoDomains
 from .topology_spread_constraint import TopologySpreadConstraint
 from .topology_spread_constraint_when_unsatisfiable import TopologySpreadConstraintWhenUnsatisfiable
 from .vm_facts import VmFacts
+from .warm_info import WarmInfo
+from .warm_pool_list import WarmPoolList
+from .warm_pool_view import WarmPoolView
+from .warm_spare import WarmSpare
+from .warm_spare_phase import WarmSparePhase
 
 __all__ = (
     "ActivityTimeouts",
@@ -96,6 +104,7 @@ __all__ = (
     "PreferredTerm",
     "PrepareAccepted",
     "PrepareBody",
+    "PrepareBodyAnnotations",
     "PrepareBodyDevices",
     "PrepareBodyNodeSelector",
     "PrepareBodyOnUnhealthy",
@@ -103,6 +112,8 @@ __all__ = (
     "ProblemInventoriesType0",
     "ReleaseRequest",
     "Replacement",
+    "Reservation",
+    "ReservationDevices",
     "ScheduleAccepted",
     "ScheduleBody",
     "ScheduledHost",
@@ -124,4 +135,9 @@ __all__ = (
     "TopologySpreadConstraint",
     "TopologySpreadConstraintWhenUnsatisfiable",
     "VmFacts",
+    "WarmInfo",
+    "WarmPoolList",
+    "WarmPoolView",
+    "WarmSpare",
+    "WarmSparePhase",
 )

@@ -14,6 +14,7 @@ class Code(StrEnum):
     NO_CAPACITY = "no_capacity"
     NO_MATCHING_HOST = "no_matching_host"
     REQUEST_CONFLICT = "request_conflict"
+    REQUEST_TIMEOUT = "request_timeout"
     SPARE_ENDED = "spare_ended"
     SPARE_NOT_FOUND = "spare_not_found"
     SPARE_NOT_READY = "spare_not_ready"
@@ -26,6 +27,7 @@ class Code(StrEnum):
     UNKNOWN_POOL = "unknown_pool"
     UNKNOWN_RECEIVER = "unknown_receiver"
     UNKNOWN_TEMPLATE = "unknown_template"
+    WARM_POOL_NOT_FOUND = "warm_pool_not_found"
 
     def __str__(self) -> str:
         return str(self.value)

@@ -5,6 +5,7 @@ class Phase(StrEnum):
     COMPENSATING = "compensating"
     CREATING_VM = "creating_vm"
     FAILED = "failed"
+    HANDED_OVER = "handed_over"
     READY = "ready"
     RELEASED = "released"
     RELEASING = "releasing"
@@ -12,6 +13,7 @@ class Phase(StrEnum):
     VALIDATING = "validating"
     WAITING_CAPACITY = "waiting_capacity"
     WAITING_READY = "waiting_ready"
+    WARM = "warm"
 
     def __str__(self) -> str:
         return str(self.value)

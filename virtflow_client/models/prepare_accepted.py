@@ -11,6 +11,8 @@ from ..types import UNSET, Unset
 from ..types import UNSET, Unset
 from typing import cast
 
+if TYPE_CHECKING:
+  from ..models.warm_info import WarmInfo
 
 
 
@@ -28,12 +30,14 @@ class PrepareAccepted:
             workflow_id (str):
             ui_url (str):
             spares (list[str] | Unset): Every spare of the request
+            warm (None | Unset | WarmInfo): Set when the spare took a warm pool's Ready spare: it is Ready already
      """
 
     spare_id: str
     workflow_id: str
     ui_url: str
     spares: list[str] | Unset = UNSET
+    warm: None | Unset | WarmInfo = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -41,6 +45,7 @@ class PrepareAccepted:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.warm_info import WarmInfo # noqa: PLC0415
         spare_id = self.spare_id
 
         workflow_id = self.workflow_id
@@ -53,6 +58,14 @@ class PrepareAccepted:
 
 
 
+        warm: dict[str, Any] | None | Unset
+        if isinstance(self.warm, Unset):
+            warm = UNSET
+        elif isinstance(self.warm, WarmInfo):
+            warm = self.warm.to_dict()
+        else:
+            warm = self.warm
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -63,6 +76,8 @@ class PrepareAccepted:
         })
         if spares is not UNSET:
             field_dict["spares"] = spares
+        if warm is not UNSET:
+            field_dict["warm"] = warm
 
         return field_dict
 
@@ -70,6 +85,7 @@ class PrepareAccepted:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.warm_info import WarmInfo # noqa: PLC0415
         d = dict(src_dict)
         spare_id = d.pop("spare_id")
 
@@ -80,11 +96,32 @@ class PrepareAccepted:
         spares = cast(list[str], d.pop("spares", UNSET))
 
 
+        def _parse_warm(data: object) -> None | Unset | WarmInfo:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                warm_type_0 = WarmInfo.from_dict(data)
+
+
+
+                return warm_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | WarmInfo, data)
+
+        warm = _parse_warm(d.pop("warm", UNSET))
+
+
         prepare_accepted = cls(
             spare_id=spare_id,
             workflow_id=workflow_id,
             ui_url=ui_url,
             spares=spares,
+            warm=warm,
         )
 
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
   from ..models.activity_timeouts import ActivityTimeouts
   from ..models.near import Near
   from ..models.node_affinity import NodeAffinity
+  from ..models.prepare_body_annotations import PrepareBodyAnnotations
   from ..models.prepare_body_devices import PrepareBodyDevices
   from ..models.prepare_body_node_selector import PrepareBodyNodeSelector
   from ..models.toleration import Toleration
@@ -61,6 +62,9 @@ class PrepareBody:
             on_unhealthy (PrepareBodyOnUnhealthy | Unset):  Default: PrepareBodyOnUnhealthy.NOTIFY.
             max_unhealthy (int | Unset):  Default: 1.
             avoid_hosts (list[str] | Unset):
+            vmid_range (None | str | Unset):
+            vmid_regex (None | str | Unset):
+            annotations (PrepareBodyAnnotations | Unset):
             replaces (None | str | Unset):
             ttl_seconds (int | Unset):  Default: 21600.
             receivers (list[str] | None | Unset):
@@ -68,6 +72,7 @@ class PrepareBody:
             capacity_deadline_seconds (int | Unset):  Default: 1800.
             priority (int | Unset):  Default: 0.
             timeouts (ActivityTimeouts | Unset):
+            warm_pool (None | str | Unset):
             count (int | Unset): How many spares; more than one form a group (`anti_affinity_group`, default the request_id,
                 scope host) that anti-affinity and `topology_spread` count Default: 1.
             partial (bool | Unset): With `count` > 1: false (default) reserves all N spares together or none (409
@@ -101,6 +106,9 @@ class PrepareBody:
     on_unhealthy: PrepareBodyOnUnhealthy | Unset = PrepareBodyOnUnhealthy.NOTIFY
     max_unhealthy: int | Unset = 1
     avoid_hosts: list[str] | Unset = UNSET
+    vmid_range: None | str | Unset = UNSET
+    vmid_regex: None | str | Unset = UNSET
+    annotations: PrepareBodyAnnotations | Unset = UNSET
     replaces: None | str | Unset = UNSET
     ttl_seconds: int | Unset = 21600
     receivers: list[str] | None | Unset = UNSET
@@ -108,6 +116,7 @@ class PrepareBody:
     capacity_deadline_seconds: int | Unset = 1800
     priority: int | Unset = 0
     timeouts: ActivityTimeouts | Unset = UNSET
+    warm_pool: None | str | Unset = UNSET
     count: int | Unset = 1
     partial: bool | Unset = False
 
@@ -119,6 +128,7 @@ class PrepareBody:
         from ..models.activity_timeouts import ActivityTimeouts # noqa: PLC0415
         from ..models.near import Near # noqa: PLC0415
         from ..models.node_affinity import NodeAffinity # noqa: PLC0415
+        from ..models.prepare_body_annotations import PrepareBodyAnnotations # noqa: PLC0415
         from ..models.prepare_body_devices import PrepareBodyDevices # noqa: PLC0415
         from ..models.prepare_body_node_selector import PrepareBodyNodeSelector # noqa: PLC0415
         from ..models.toleration import Toleration # noqa: PLC0415
@@ -230,6 +240,22 @@ class PrepareBody:
 
 
 
+        vmid_range: None | str | Unset
+        if isinstance(self.vmid_range, Unset):
+            vmid_range = UNSET
+        else:
+            vmid_range = self.vmid_range
+
+        vmid_regex: None | str | Unset
+        if isinstance(self.vmid_regex, Unset):
+            vmid_regex = UNSET
+        else:
+            vmid_regex = self.vmid_regex
+
+        annotations: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.annotations, Unset):
+            annotations = self.annotations.to_dict()
+
         replaces: None | str | Unset
         if isinstance(self.replaces, Unset):
             replaces = UNSET
@@ -257,6 +283,12 @@ class PrepareBody:
         timeouts: dict[str, Any] | Unset = UNSET
         if not isinstance(self.timeouts, Unset):
             timeouts = self.timeouts.to_dict()
+
+        warm_pool: None | str | Unset
+        if isinstance(self.warm_pool, Unset):
+            warm_pool = UNSET
+        else:
+            warm_pool = self.warm_pool
 
         count = self.count
 
@@ -315,6 +347,12 @@ class PrepareBody:
             field_dict["max_unhealthy"] = max_unhealthy
         if avoid_hosts is not UNSET:
             field_dict["avoid_hosts"] = avoid_hosts
+        if vmid_range is not UNSET:
+            field_dict["vmid_range"] = vmid_range
+        if vmid_regex is not UNSET:
+            field_dict["vmid_regex"] = vmid_regex
+        if annotations is not UNSET:
+            field_dict["annotations"] = annotations
         if replaces is not UNSET:
             field_dict["replaces"] = replaces
         if ttl_seconds is not UNSET:
@@ -329,6 +367,8 @@ class PrepareBody:
             field_dict["priority"] = priority
         if timeouts is not UNSET:
             field_dict["timeouts"] = timeouts
+        if warm_pool is not UNSET:
+            field_dict["warm_pool"] = warm_pool
         if count is not UNSET:
             field_dict["count"] = count
         if partial is not UNSET:
@@ -343,6 +383,7 @@ class PrepareBody:
         from ..models.activity_timeouts import ActivityTimeouts # noqa: PLC0415
         from ..models.near import Near # noqa: PLC0415
         from ..models.node_affinity import NodeAffinity # noqa: PLC0415
+        from ..models.prepare_body_annotations import PrepareBodyAnnotations # noqa: PLC0415
         from ..models.prepare_body_devices import PrepareBodyDevices # noqa: PLC0415
         from ..models.prepare_body_node_selector import PrepareBodyNodeSelector # noqa: PLC0415
         from ..models.toleration import Toleration # noqa: PLC0415
@@ -523,6 +564,36 @@ class PrepareBody:
         avoid_hosts = cast(list[str], d.pop("avoid_hosts", UNSET))
 
 
+        def _parse_vmid_range(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        vmid_range = _parse_vmid_range(d.pop("vmid_range", UNSET))
+
+
+        def _parse_vmid_regex(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        vmid_regex = _parse_vmid_regex(d.pop("vmid_regex", UNSET))
+
+
+        _annotations = d.pop("annotations", UNSET)
+        annotations: PrepareBodyAnnotations | Unset
+        if isinstance(_annotations,  Unset):
+            annotations = UNSET
+        else:
+            annotations = PrepareBodyAnnotations.from_dict(_annotations)
+
+
+
+
         def _parse_replaces(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -569,6 +640,16 @@ class PrepareBody:
 
 
 
+        def _parse_warm_pool(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        warm_pool = _parse_warm_pool(d.pop("warm_pool", UNSET))
+
+
         count = d.pop("count", UNSET)
 
         partial = d.pop("partial", UNSET)
@@ -600,6 +681,9 @@ class PrepareBody:
             on_unhealthy=on_unhealthy,
             max_unhealthy=max_unhealthy,
             avoid_hosts=avoid_hosts,
+            vmid_range=vmid_range,
+            vmid_regex=vmid_regex,
+            annotations=annotations,
             replaces=replaces,
             ttl_seconds=ttl_seconds,
             receivers=receivers,
@@ -607,6 +691,7 @@ class PrepareBody:
             capacity_deadline_seconds=capacity_deadline_seconds,
             priority=priority,
             timeouts=timeouts,
+            warm_pool=warm_pool,
             count=count,
             partial=partial,
         )

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
   from ..models.placed_topology import PlacedTopology
   from ..models.step_record import StepRecord
   from ..models.vm_facts import VmFacts
+  from ..models.warm_info import WarmInfo
 
 
 
@@ -49,6 +50,8 @@ class SpareStatus:
             unhealthy_since (datetime.datetime | None | Unset):
             replaced_by (None | str | Unset):
             drain (DrainNodeResult | None | Unset):
+            warm (None | Unset | WarmInfo):
+            handed_to (None | str | Unset):
      """
 
     spare_id: str
@@ -68,6 +71,8 @@ class SpareStatus:
     unhealthy_since: datetime.datetime | None | Unset = UNSET
     replaced_by: None | str | Unset = UNSET
     drain: DrainNodeResult | None | Unset = UNSET
+    warm: None | Unset | WarmInfo = UNSET
+    handed_to: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -79,6 +84,7 @@ class SpareStatus:
         from ..models.placed_topology import PlacedTopology # noqa: PLC0415
         from ..models.step_record import StepRecord # noqa: PLC0415
         from ..models.vm_facts import VmFacts # noqa: PLC0415
+        from ..models.warm_info import WarmInfo # noqa: PLC0415
         spare_id = self.spare_id
 
         cluster = self.cluster
@@ -183,6 +189,20 @@ class SpareStatus:
         else:
             drain = self.drain
 
+        warm: dict[str, Any] | None | Unset
+        if isinstance(self.warm, Unset):
+            warm = UNSET
+        elif isinstance(self.warm, WarmInfo):
+            warm = self.warm.to_dict()
+        else:
+            warm = self.warm
+
+        handed_to: None | str | Unset
+        if isinstance(self.handed_to, Unset):
+            handed_to = UNSET
+        else:
+            handed_to = self.handed_to
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -220,6 +240,10 @@ class SpareStatus:
             field_dict["replaced_by"] = replaced_by
         if drain is not UNSET:
             field_dict["drain"] = drain
+        if warm is not UNSET:
+            field_dict["warm"] = warm
+        if handed_to is not UNSET:
+            field_dict["handed_to"] = handed_to
 
         return field_dict
 
@@ -231,6 +255,7 @@ class SpareStatus:
         from ..models.placed_topology import PlacedTopology # noqa: PLC0415
         from ..models.step_record import StepRecord # noqa: PLC0415
         from ..models.vm_facts import VmFacts # noqa: PLC0415
+        from ..models.warm_info import WarmInfo # noqa: PLC0415
         d = dict(src_dict)
         spare_id = d.pop("spare_id")
 
@@ -407,6 +432,36 @@ class SpareStatus:
         drain = _parse_drain(d.pop("drain", UNSET))
 
 
+        def _parse_warm(data: object) -> None | Unset | WarmInfo:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                warm_type_0 = WarmInfo.from_dict(data)
+
+
+
+                return warm_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | WarmInfo, data)
+
+        warm = _parse_warm(d.pop("warm", UNSET))
+
+
+        def _parse_handed_to(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        handed_to = _parse_handed_to(d.pop("handed_to", UNSET))
+
+
         spare_status = cls(
             spare_id=spare_id,
             cluster=cluster,
@@ -425,6 +480,8 @@ class SpareStatus:
             unhealthy_since=unhealthy_since,
             replaced_by=replaced_by,
             drain=drain,
+            warm=warm,
+            handed_to=handed_to,
         )
 
 

@@ -1,0 +1,80 @@
+"""What the API keeps between requests, so a burst of `POST /v1/spares` is admitted without an
+inventory read and two Temporal calls per request.
+
+- **Inventory snapshots** for the request checks (names of pools and labels, the VM `near`
+  names): one read serves every request for SNAPSHOT_SECONDS (5 s), and requests that arrive
+  during a read wait for it instead of reading again. A refusal is confirmed on a fresh read,
+  so a stale snapshot never refuses what the inventory now has; a stale acceptance only lets
+  the spare ask the ledger, which judges room on its own fresh read (nothing here can
+  over-commit).
+- **Each spare's request hash**: a spare's memo never changes, and its id never names another
+  spare (the start's REJECT_DUPLICATE), so a repeat of a known request_id is answered at once:
+  202 with the same body, 409 with another. Bounded (KNOWN_SPARES, least recently used out).
+- **One start per spare id at a time**: concurrent POSTs of one request_id wait for the first
+  one's start and its memo, instead of each starting and describing the workflow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+
+from placement.models import ExistingVm, Host
+
+SNAPSHOT_SECONDS = 5.0
+KNOWN_SPARES = 10_000
+
+Snapshot = tuple[list[Host], list[ExistingVm]]
+
+
+class Admission:
+    def __init__(
+        self, snapshot_seconds: float = SNAPSHOT_SECONDS, known_spares: int = KNOWN_SPARES
+    ) -> None:
+        self.snapshot_seconds = snapshot_seconds
+        self._snapshots: dict[str, tuple[float, Snapshot]] = {}
+        self._reading: dict[str, asyncio.Future[Snapshot]] = {}
+        self._known_spares = known_spares
+        self._hashes: OrderedDict[str, str] = OrderedDict()
+        self._starting: dict[str, asyncio.Future[str | None]] = {}
+
+    async def snapshot(
+        self, inventory: str, read: Callable[[], Awaitable[Snapshot]], fresh: bool = False
+    ) -> tuple[Snapshot, bool]:
+        """The inventory's hosts and VMs, and whether they were read for this call."""
+        now = asyncio.get_running_loop().time()
+        kept = self._snapshots.get(inventory)
+        if not fresh and kept is not None and now - kept[0] < self.snapshot_seconds:
+            return kept[1], False
+        reading = self._reading.get(inventory)
+        if reading is None:
+            reading = asyncio.ensure_future(read())
+            self._reading[inventory] = reading
+            reading.add_done_callback(lambda _: self._reading.pop(inventory, None))
+        found = await asyncio.shield(reading)
+        self._snapshots[inventory] = (now, found)
+        return found, True
+
+    async def request_hash(
+        self, spare_id: str, start: Callable[[], Awaitable[str | None]]
+    ) -> str | None:
+        """The request hash of spare `spare_id`: known, or from `start` (which starts the spare
+        or finds it, and reads its memo), run once however many ask at the same time. None:
+        the spare has no hash (it was not started through virtflow's door)."""
+        known = self._hashes.get(spare_id)
+        if known is not None:
+            self._hashes.move_to_end(spare_id)
+            return known
+        starting = self._starting.get(spare_id)
+        if starting is None:
+            starting = asyncio.ensure_future(start())
+            self._starting[spare_id] = starting
+            starting.add_done_callback(lambda _: self._starting.pop(spare_id, None))
+        digest = await asyncio.shield(starting)
+        if digest is None:
+            return None
+        self._hashes[spare_id] = digest
+        while len(self._hashes) > self._known_spares:
+            self._hashes.popitem(last=False)
+        return digest

@@ -1,0 +1,97 @@
+"""Without a worker, every call that needs one answers 503 `temporal_unavailable` with
+Retry-After, on the session's real Temporal server: at once when no worker polls the task
+queue, after the bounded RPC timeout when the worker left a moment ago. About 4 s.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import httpx
+import pytest
+from temporalio import workflow
+from temporalio.client import Client
+
+from api import spare_ops
+from contracts.spare import (
+    PREPARE_SPARE,
+    RELEASE_UPDATE,
+    STATUS_QUERY,
+    Phase,
+    ReleaseRequest,
+    SpareRequest,
+    SpareStatus,
+)
+from tests.api.api_helpers import spare_body
+from tests.helpers import new_worker
+
+
+def unavailable(answer: httpx.Response) -> str:
+    """The problem's detail, once it is checked to be a 503 a client can retry."""
+    assert answer.status_code == 503, answer.text
+    assert answer.headers["retry-after"].isdigit()
+    problem = answer.json()
+    assert problem["code"] == "temporal_unavailable"
+    detail: str = problem["detail"]
+    return detail
+
+
+async def test_with_no_worker_on_the_queue_reads_and_writes_that_need_one_are_503(
+    api: httpx.AsyncClient, task_queue: str
+) -> None:
+    # A start needs no worker: the spare waits, durably, for one.
+    spare_id = (await api.post("/v1/spares", json=spare_body())).json()["spare_id"]
+    no_worker = f"no virtflow worker is polling task queue '{task_queue}' (none seen)"
+
+    assert no_worker in unavailable(await api.get(f"/v1/spares/{spare_id}"))
+    assert no_worker in unavailable(await api.post(f"/v1/spares/{spare_id}/release", json={}))
+    assert no_worker in unavailable(await api.delete(f"/v1/spares/{spare_id}"))
+    # count > 1 reserves every member through the ledger, which only a worker runs.
+    assert no_worker in unavailable(await api.post("/v1/spares", json=spare_body(count=2)))
+    task = await api.post("/schedule", json={"requested_cpu": 1, "requested_memory": 512})
+    assert no_worker in unavailable(await api.get(f"/result/{task.json()['task_id']}"))
+    # Visibility answers without a worker.
+    assert (await api.get("/v1/spares")).status_code == 200
+
+
+@workflow.defn(name=PREPARE_SPARE, sandboxed=False)  # this module imports the API
+class HeldSpare:
+    """Stand-in for PrepareSpare: Ready at once, answers the status query and the release."""
+
+    def __init__(self) -> None:
+        self.status: SpareStatus | None = None
+        self.released = False
+
+    @workflow.run
+    async def run(self, request: SpareRequest) -> None:
+        status = SpareStatus(spare_id=request.spare_id, cluster=request.cluster, phase=Phase.READY)
+        self.status = status
+        await workflow.wait_condition(lambda: self.released)
+
+    @workflow.query(name=STATUS_QUERY)
+    def current(self) -> SpareStatus:
+        assert self.status is not None
+        return self.status
+
+    @workflow.update(name=RELEASE_UPDATE)
+    async def release(self, request: ReleaseRequest) -> SpareStatus:
+        assert self.status is not None
+        self.status = self.status.model_copy(update={"phase": Phase.RELEASED})
+        self.released = True
+        return self.status
+
+
+async def test_a_worker_that_just_left_gives_503_after_the_bounded_timeout(
+    api: httpx.AsyncClient, client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with new_worker(client, HeldSpare, task_queue=task_queue):
+        spare_id = (await api.post("/v1/spares", json=spare_body())).json()["spare_id"]
+        seen = await api.get(f"/v1/spares/{spare_id}")
+        assert (seen.status_code, seen.json()["phase"]) == (200, "ready")
+    # Shorter than the defaults, so that the test is quick once there is nobody to answer.
+    monkeypatch.setattr(spare_ops, "QUERY_TIMEOUT", timedelta(seconds=1))
+    monkeypatch.setattr(spare_ops, "UPDATE_ACCEPT_TIMEOUT", timedelta(seconds=1))
+    # The server still remembers the worker's last poll: the call itself times out.
+    assert "no virtflow worker answered" in unavailable(await api.get(f"/v1/spares/{spare_id}"))
+    released = unavailable(await api.post(f"/v1/spares/{spare_id}/release", json={}))
+    assert f"no virtflow worker accepted the release of {spare_id}" in released

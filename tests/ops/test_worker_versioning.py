@@ -1,0 +1,202 @@
+"""Worker Versioning on the dev server: spares started on build A stay on A, holding and
+releasing there, while new spares go to build B; and `virtflow replay` catches a build whose
+workflow code cannot replay A's histories before that build takes any traffic.
+
+Both builds run in this process as two workers with their own build ids; the activities are
+stand-ins recording which build ran them (the spare's path, not the VM, is under test). The
+versions are made current with the `temporal worker deployment` commands the docs give.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from typing import Any
+
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client, WorkflowHandle
+from temporalio.worker import Worker
+
+from contracts.ledger import FREE_UPDATE, FreeInput, FreeResult, LedgerState, ledger_workflow_id
+from contracts.release import RELEASE_SPARE
+from contracts.spare import Phase, ReleaseRequest, SpareRequest, SpareResult
+from runtime.settings import Settings
+from runtime.temporal_binaries import temporal_cli
+from tests.helpers import assert_eventually
+from tests.ops.incompatible_build import ChangedPrepareSpare
+from tests.stack import wait_phase
+from tests.workflows.standins import StandIns
+from worker.replay import replay_namespace
+from worker.versioning import deployment_config
+from worker.worker import WORKFLOWS, workflow_runner
+from workflows.ledger import InventoryLedger
+from workflows.prepare_spare import PrepareSpare
+
+
+@asynccontextmanager
+async def build(
+    client: Client,
+    task_queue: str,
+    deployment: str,
+    build_id: str,
+    standins: StandIns,
+    workflows: Sequence[type] = WORKFLOWS,
+) -> AsyncIterator[Worker]:
+    settings = Settings(
+        worker_versioning=True, worker_deployment_name=deployment, worker_build_id=build_id
+    )
+    worker = Worker(
+        client,
+        task_queue=task_queue,
+        workflows=list(workflows),
+        activities=list(standins.activities()),
+        workflow_runner=workflow_runner(),
+        deployment_config=deployment_config(settings),
+    )
+    async with worker:
+        yield worker
+
+
+async def make_current(client: Client, task_queue: str, deployment: str, build_id: str) -> None:
+    """`temporal worker deployment set-current-version`, once the version's pollers are seen;
+    returns when the task queue routes to it (the server propagates the change)."""
+    command = [
+        str(temporal_cli()),
+        "worker",
+        "deployment",
+        "set-current-version",
+        f"--address={client.service_client.config.target_host}",
+        f"--namespace={client.namespace}",
+        f"--deployment-name={deployment}",
+        f"--build-id={build_id}",
+        "--yes",
+    ]
+
+    async def done() -> None:
+        proc = await asyncio.create_subprocess_exec(
+            *command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        output, _ = await proc.communicate()
+        assert proc.returncode == 0, output.decode()
+
+    async def routed() -> None:
+        answer = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace,
+                task_queue=TaskQueue(name=task_queue),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            )
+        )
+        current = answer.versioning_info.current_deployment_version
+        assert (current.deployment_name, current.build_id) == (deployment, build_id)
+
+    await assert_eventually(done, timeout=30, interval=0.5)
+    await assert_eventually(routed, timeout=30, interval=0.2)
+
+
+async def build_of(handle: WorkflowHandle[Any, Any]) -> str:
+    """The build the workflow is pinned to, as the server records it."""
+    description = await handle.describe()
+    info = description.raw_description.workflow_execution_info.versioning_info
+    return info.deployment_version.build_id
+
+
+async def start_spare(client: Client, task_queue: str) -> WorkflowHandle[Any, SpareResult]:
+    request = SpareRequest(
+        request_id=f"r{uuid.uuid4().hex[:10]}", cluster="lab", cpu=2, memory_mb=2048
+    )
+    handle = await client.start_workflow(
+        PrepareSpare.run, request, id=request.spare_id, task_queue=task_queue
+    )
+    await wait_phase(handle, Phase.READY, timeout=30)
+    return handle
+
+
+async def test_spares_keep_their_build_and_replay_gates_an_incompatible_one(
+    client: Client, task_queue: str
+) -> None:
+    deployment = f"virtflow-{uuid.uuid4().hex[:8]}"
+    on_a, on_b = StandIns(), StandIns()
+    async with build(client, task_queue, deployment, "A", on_a):
+        await make_current(client, task_queue, deployment, "A")
+        first = await start_spare(client, task_queue)
+        assert await build_of(first) == "A"
+
+        # The gate before B: a B whose PrepareSpare changed incompatibly is caught...
+        broken = [ChangedPrepareSpare, *(w for w in WORKFLOWS if w is not PrepareSpare)]
+        report = await replay_namespace(
+            client, task_queue, timedelta(hours=1), limit=50, workflows=broken
+        )
+        (diverged,) = report.diverged
+        assert diverged.workflow_id == first.id
+        assert diverged.nondeterministic, diverged.message
+        # ...while the real next build replays everything that runs.
+        report = await replay_namespace(client, task_queue, timedelta(hours=1), limit=50)
+        assert report.ok, report.diverged
+        assert (first.id, "PrepareSpare") in report.replayed
+
+        async with build(client, task_queue, deployment, "B", on_b):
+            await make_current(client, task_queue, deployment, "B")
+            second = await start_spare(client, task_queue)
+            assert await build_of(second) == "B"
+            assert await build_of(first) == "A"
+
+            # A's spare is released by A (its ReleaseSpare child pinned there too), B's by B.
+            for handle in (first, second):
+                await handle.execute_update(PrepareSpare.release, ReleaseRequest())
+                assert (await handle.result()).phase == Phase.RELEASED
+
+    assert on_a.asked("create_vm") == [first.id]
+    assert on_a.asked("destroy_vm") == [first.id]
+    assert on_b.asked("create_vm") == [second.id]
+    assert on_b.asked("destroy_vm") == [second.id]
+    # Each release ran as a child pinned to its spare's build.
+    releases = {}
+    async for run in client.list_workflows(
+        f"WorkflowType = '{RELEASE_SPARE}' AND TaskQueue = '{task_queue}'"
+    ):
+        handle = client.get_workflow_handle(run.id, run_id=run.run_id)
+        releases[run.parent_id] = await build_of(handle)
+    assert releases == {first.id: "A", second.id: "B"}
+
+
+async def test_the_ledger_moves_to_the_new_build_at_its_next_continue_as_new(
+    client: Client, task_queue: str
+) -> None:
+    deployment = f"virtflow-{uuid.uuid4().hex[:8]}"
+    state = LedgerState(inventory=f"inv-{uuid.uuid4().hex[:8]}")
+    async with build(client, task_queue, deployment, "A", StandIns()):
+        await make_current(client, task_queue, deployment, "A")
+        ledger = await client.start_workflow(
+            InventoryLedger.run,
+            state,
+            id=ledger_workflow_id(state.inventory),
+            task_queue=task_queue,
+        )
+        await assert_eventually(lambda: pinned_to(ledger, "A"))
+        async with build(client, task_queue, deployment, "B", StandIns()):
+            await make_current(client, task_queue, deployment, "B")
+            # Its next workflow task after the new target reached the task queue (any
+            # message: in service, the next reservation) sees the change and hands over.
+            free = FreeInput(inventory=state.inventory, task_queue=task_queue, spare_id="none")
+            latest = client.get_workflow_handle(ledger.id)
+
+            async def handed_over() -> None:
+                freed = await latest.execute_update(FREE_UPDATE, free, result_type=FreeResult)
+                assert not freed.freed
+                await pinned_to(latest, "B")
+
+            await assert_eventually(handed_over, interval=0.5)
+    first = client.get_workflow_handle(ledger.id, run_id=ledger.result_run_id)
+    assert await build_of(first) == "A"
+    await latest.terminate()
+
+
+async def pinned_to(handle: WorkflowHandle[Any, Any], build_id: str) -> None:
+    assert await build_of(handle) == build_id

@@ -1,0 +1,66 @@
+"""CompensateSpare: undo a spare whose run was terminated from outside.
+
+A terminated run runs no code of its own: no compensation, no `spare.failed`. The orphan
+sweep (ReconcileSpares) finds such a run and starts this, once per run (its id names the
+run), to do what the run's own compensation would have done: release the VM and Node, free
+the reservation (ReleaseSpare), and tell the spare's receivers `spare.failed`, with the
+webhook id the terminated run would have used, so a receiver sees it once.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+from temporalio.exceptions import ChildWorkflowError
+
+with workflow.unsafe.imports_passed_through():
+    from activities.notify import NotifyActivities, PlanNotificationsInput
+    from contracts.reconcile import COMPENSATE_SPARE, TerminatedSpare
+    from contracts.release import ReleaseInput
+    from contracts.release import release_workflow_id as release_id
+    from webhooks.events import EventType
+
+from .notifier import Notifier
+from .release_spare import ReleaseSpare
+
+REASON = "terminated from outside; compensated by the orphan sweep"
+
+
+@workflow.defn(name=COMPENSATE_SPARE)
+class CompensateSpare:
+    @workflow.run
+    async def run(self, spare: TerminatedSpare) -> str:
+        req = spare.request
+        notifier = Notifier(spare.spare_id, req.cluster, req.pool, run_id=spare.run_id)
+        plan = await workflow.execute_local_activity_method(
+            NotifyActivities.plan_notifications,
+            PlanNotificationsInput(receivers=req.receivers),
+            start_to_close_timeout=req.timeouts.call,
+        )
+        notifier.routes, notifier.event_bus = plan.routes, plan.event_bus
+        workflow.set_current_details(f"releasing {spare.spare_id} (run {spare.run_id})")
+        reason = REASON
+        try:
+            await workflow.execute_child_workflow(
+                ReleaseSpare.run,
+                ReleaseInput(
+                    spare_id=spare.spare_id,
+                    vm_name=spare.spare_id,
+                    host=spare.host,
+                    inventory=req.inventory,
+                    drain_timeout_seconds=req.drain_timeout_seconds,
+                    drain_policy=req.drain_policy,
+                    reason=REASON,
+                    timeouts=req.timeouts,
+                ),
+                # The id the run's own release had (it was terminated with its parent).
+                id=release_id(spare.spare_id) + f"-{spare.run_id[:8]}",
+                static_summary=f"Release {spare.spare_id}: {REASON}",
+            )
+        except ChildWorkflowError as err:
+            # A drain the policy stops: the Node stays cordoned for a person, as a spare's
+            # own compensation leaves it; the receivers still hear that the spare failed.
+            reason = f"{REASON}; release stopped: {err.cause or err}"
+        notifier.send(EventType.FAILED, host=spare.host, reason=reason)
+        await notifier.drain()
+        workflow.set_current_details(reason)
+        return reason
