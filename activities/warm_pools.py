@@ -8,6 +8,7 @@ other workflows, so the claim and the hand-over go through the Temporal client h
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from lightkube.resources.core_v1 import Node
@@ -126,15 +127,21 @@ class WarmActivities:
         reasons = []
         for name in inp.pools:
             handle = self._client.get_workflow_handle(warm_pool_workflow_id(name))
-            try:
-                result: ClaimResult = await heartbeating(
-                    handle.execute_update(
-                        CLAIM_UPDATE,
-                        inp.claim,
-                        id=f"claim-{inp.claim.spare_id}",
-                        result_type=ClaimResult,
-                    )
+            update = asyncio.ensure_future(
+                handle.execute_update(
+                    CLAIM_UPDATE,
+                    inp.claim,
+                    id=f"claim-{inp.claim.spare_id}",
+                    result_type=ClaimResult,
                 )
+            )
+            try:
+                try:
+                    result = await heartbeating(asyncio.shield(update))
+                except asyncio.CancelledError:
+                    # A claim in flight is waited for, not abandoned: the spare that asked
+                    # gives back what it got (the workflow waits for this answer).
+                    result = await update
             except RPCError as err:
                 if err.status != RPCStatusCode.NOT_FOUND:
                     raise
