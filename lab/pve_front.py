@@ -61,6 +61,7 @@ class Guest:
     root: Path
     returncode: int | None = None
     output: str = ""
+    finished: bool = False
 
 
 @dataclass
@@ -228,3 +229,4 @@ async def _cloud_init(user_data: str, guest: Guest) -> None:
     for moved in written.values():
         # The guest's disk goes with the VM: nothing it was given (the join token) stays.
         moved.unlink(missing_ok=True)
+    guest.finished = True

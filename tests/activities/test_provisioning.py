@@ -24,6 +24,8 @@ from activities.provisioning import (
 from activities.timeouts import QUIET_SECONDS
 from contracts.vm import VmFacts, VmSpec
 from lab.hypervisor import LabHypervisor
+from runtime.settings import Settings
+from worker.worker import build_provisioner
 
 REPO = Path(__file__).resolve().parents[2]
 CREATE_TASK = "Ask the lab hypervisor for the VM"
@@ -191,3 +193,16 @@ async def test_a_provider_without_a_hypervisor_directory_names_the_ones_there(
         "provider 'vmware' has no hypervisors/vmware/create.yml; "
         "providers with create tasks: lab, libvirt, proxmox"
     )
+
+
+def test_a_missing_ansible_inventory_stops_the_worker_at_start(tmp_path: Path) -> None:
+    missing = tmp_path / "hosts.yaml"
+    settings = Settings(state_dir=tmp_path, ansible_inventory=missing)
+    with pytest.raises(ValueError, match="VIRTFLOW_ANSIBLE_INVENTORY") as raised:
+        build_provisioner(settings, http=None)  # type: ignore[arg-type]
+    assert str(missing) in str(raised.value)
+
+    missing.write_text("all: {hosts: {}}\n")
+    provisioner = build_provisioner(settings, http=None)  # type: ignore[arg-type]
+    assert isinstance(provisioner, AnsibleProvisioner)
+    assert provisioner.inventory == missing

@@ -25,6 +25,7 @@ from contracts.spare import SPARE_LABEL, Phase, ReleaseRequest
 from hypervisors.proxmox.inventory import ProxmoxInventory
 from placement.models import Taint
 from runtime.settings import Settings
+from tests.helpers import assert_eventually
 from tests.libvirt.collections import collections_path, installed
 from tests.libvirt.test_real_spare import LAB_JOIN, ready_or_failed, record_tokens
 from tests.proxmox.cluster import TOKEN_ID, TOKEN_USER, PveCluster
@@ -108,10 +109,17 @@ async def test_a_spare_on_proxmox_joins_is_ready_and_leaves_nothing_behind(
         vm = next(v for v in pve.pve.vms if v.name == spare_id)
         assert (vm.node, vm.vmid, vm.status) == (status.host, 300, "running")
         assert vm.config["cicustom"] == f"user=local:snippets/{spare_id}-user.yaml"
+
         # The guest ran the snippet: it registered its Node with the token, and it is Ready.
-        guest = pve.front.guests[300]
-        assert f"virtflow-join: Node {spare_id} is Ready" in guest.output
-        assert tokens and tokens[0] not in guest.output
+        async def guest_done() -> str:
+            guest = pve.front.guests.get(300)
+            assert guest is not None and guest.finished, guest
+            assert guest.returncode == 0, guest.output
+            return guest.output
+
+        output = await assert_eventually(guest_done, timeout=60)
+        assert f"virtflow-join: Node {spare_id} is Ready" in output
+        assert tokens and tokens[0] not in output
         node: Any = store.get("nodes", "", spare_id)
         assert node is not None
         assert node["metadata"]["labels"][SPARE_LABEL] == "true"
