@@ -68,6 +68,11 @@ def without_vm(snapshot: PlacementInput, warm: Reservation) -> PlacementInput:
                     "cpu_allocated": max(0, host.cpu_allocated - warm.cpu),
                     "memory_mb_allocated": max(0, host.memory_mb_allocated - warm.memory_mb),
                     "gpu_allocated": max(0, host.gpu_allocated - warm.gpu),
+                    "disk_gb_allocated": max(0, host.disk_gb_allocated - warm.disk_gb),
+                    "devices_allocated": {
+                        name: max(0, count - warm.devices.get(name, 0))
+                        for name, count in host.devices_allocated.items()
+                    },
                     "vm_count": max(0, host.vm_count - 1),
                 }
             )
