@@ -41,6 +41,7 @@ from placement.names import (
     INSUFFICIENT_CPU,
     INSUFFICIENT_GPU,
     INSUFFICIENT_MEMORY,
+    RESOURCE_ALIGNMENT,
     VM_QUOTA_EXCEEDED,
 )
 from placement.table import HostTable
@@ -70,6 +71,8 @@ def choosers(seed: int) -> dict[str, tuple[Policy, Chooser]]:
     return {
         "LeastAllocated": (Policy(), engine_choice),
         "MostAllocated": (Policy(scoring_strategy="MostAllocated"), engine_choice),
+        # Packing: LeastAllocated plus the alignment of the request with the free room.
+        "Least + align": (Policy(plugin_weights={RESOURCE_ALIGNMENT: 3}), engine_choice),
         "original score": (
             Policy(),
             lambda d, hosts, req: max(d.ranked(), key=lambda n: (original_score(hosts[n], req), n)),
@@ -270,10 +273,11 @@ def main() -> None:
     print(f"site: {len(hosts)} hosts (partly filled), stream of {len(stream)} requests")
     print(f"{'strategy':<16} {'VMs placed':>10} {'stranded CPU':>13} {'stranded GiB':>13} {'s':>5}")
     best = 0
+    placed_by: dict[str, int] = {}
     for label, (policy, choose) in choosers(args.seed).items():
         start = time.perf_counter()
         final = run(hosts, stream, policy, choose)
-        placed = int(final["__placed__"].name)
+        placed = placed_by[label] = int(final["__placed__"].name)
         best = max(best, placed)
         cpu, mem = stranded(final, stream)
         took = time.perf_counter() - start
@@ -282,6 +286,8 @@ def main() -> None:
     bound = upper_bound(hosts, stream, best, args.time_limit)
     took = time.perf_counter() - start
     print(f"{'upper bound':<16} {bound:>10} {'':>13} {'':>13} {took:>5.1f}")
+    shares = ", ".join(f"{label} {placed / bound:.1%}" for label, placed in placed_by.items())
+    print(f"of the bound: {shares}")
     print("VMs placed: requests placed in order before the first that fits nowhere.")
     print("stranded: free CPU on hosts without memory for the smallest flavour, and the reverse.")
     report_spread(hosts, args.group, args.seed)

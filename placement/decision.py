@@ -8,11 +8,14 @@ Reading the whole explanation builds one dict per host, so that step runs no Pyt
 host: names and keywords are taken from object arrays and zipped into the dict in C, and the
 score breakdowns, which repeat a lot (every score is an integer 0..100), are built once per
 distinct row. Candidates with the same breakdown share that one dict: like the cached
-explanation itself, it is read-only.
+explanation itself, it is read-only. When most hosts are candidates, their dict starts as a
+copy of the inventory's {name: None} (a copy reuses the hash table; thousands of inserts would
+rebuild it several times) less the rejected hosts.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -27,6 +30,14 @@ from .topology_record import PlacedTopology
 # Distinct score rows are found with a lookup table of at most this many entries; wider score
 # ranges (site plugins) fall back to a sort.
 _RANK_LIMIT = 1 << 16
+# A score row as one integer, base 101 (scores are 0..100), for up to 8 plugins.
+_BASE_101 = 101 ** np.arange(8, dtype=np.int64)
+# At most this many breakdowns are kept per set of plugins; then they are built anew.
+_INTERN_LIMIT = 1 << 16
+# {plugins: {row code: breakdown}}, one per engine (the weights make the total).
+BreakdownCache = dict[tuple[str, ...], dict[int, dict[str, int]]]
+# Columns spanning fewer values than this are used as they are, without ranking them.
+_DIRECT_RANGE = 64
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,16 +57,18 @@ class Decision:
     name_array: ObjectArray | None = field(default=None, repr=False)
     # The request's topology and the chosen host's domains; None when it names no topology.
     topology: PlacedTopology | None = None
+    # `names` as a dict {name: None} (HostTable.name_dict); built from `names` when not given.
+    name_dict: dict[str, None] | None = field(default=None, repr=False)
+    # Score breakdowns already built, by plugins and scores (the engine's): reused, not rebuilt.
+    interned: BreakdownCache | None = field(default=None, repr=False)
 
     @cached_property
     def rejected(self) -> dict[str, str]:
-        rows = np.flatnonzero(self.reason_codes)
-        if len(rows) == 0:
+        if len(self._rejected_rows) == 0:
             return {}
         keywords = object_array(("", *self.keywords))
-        return dict(
-            zip(self._names_at(rows), keywords[self.reason_codes[rows]].tolist(), strict=True)
-        )
+        found = keywords[self.reason_codes[self._rejected_rows]].tolist()
+        return dict(zip(self._rejected_names, found, strict=True))
 
     @cached_property
     def scores(self) -> dict[str, dict[str, int]]:
@@ -63,11 +76,15 @@ class Decision:
             return {}
         # The total follows from the plugin scores, so the plugin columns alone tell rows apart.
         picked, inverse = _distinct_rows(self.matrix)
-        columns = [*self.matrix[picked].T.tolist(), self.totals[picked].tolist()]
-        rows = _dict_rows(len(columns))((*self.plugins, "total"), columns)
-        return dict(
-            zip(self._names_at(self.candidates), object_array(rows)[inverse].tolist(), strict=True)
-        )
+        breakdowns = object_array(self._breakdowns(picked))[inverse].tolist()
+        if len(self.candidates) < len(self._rejected_rows):
+            return dict(zip(self._names_at(self.candidates), breakdowns, strict=True))
+        out: dict[str, Any] = (self.name_dict or dict.fromkeys(self.names)).copy()
+        deque(map(out.pop, self._rejected_names), 0)
+        # The keys left are the candidates, in name order: setting their values while reading
+        # them is safe (no key is added or removed) and saves listing their names.
+        out.update(zip(out, breakdowns, strict=True))
+        return out
 
     @cached_property
     def reason_counts(self) -> dict[str, int]:
@@ -112,8 +129,38 @@ class Decision:
         # Candidates are in name order, so a stable sort on -total keeps name_asc for ties.
         return np.argsort(-self.totals, kind="stable")
 
+    def _breakdowns(self, picked: IntArray) -> list[dict[str, int]]:
+        """The breakdown dict of each row `picked`, taken from `interned` where it is there."""
+        distinct = self.matrix[picked]
+        width = len(self.plugins)
+        if self.interned is None or width > 8 or distinct.min() < 0 or distinct.max() > 100:
+            return self._build_rows(picked)
+        # Scores 0..100 in base 101: one integer per row, the same in every decision.
+        codes = (distinct @ _BASE_101[:width]).tolist()
+        known = self.interned.setdefault(self.plugins, {})
+        rows = list(map(known.get, codes))
+        if None in rows:
+            missing = [j for j, row in enumerate(rows) if row is None]
+            if len(known) + len(missing) > _INTERN_LIMIT:
+                known.clear()
+            for j, row in zip(missing, self._build_rows(picked[missing]), strict=True):
+                rows[j] = known[codes[j]] = row
+        return rows  # type: ignore[return-value]  # no None is left
+
+    def _build_rows(self, picked: IntArray) -> list[dict[str, int]]:
+        columns = [*self.matrix[picked].T.tolist(), self.totals[picked].tolist()]
+        return _dict_rows(len(columns))((*self.plugins, "total"), columns)
+
     def _names_at(self, idx: IntArray) -> list[str]:
         return self._name_array[idx].tolist()
+
+    @cached_property
+    def _rejected_rows(self) -> IntArray:
+        return np.flatnonzero(self.reason_codes)
+
+    @cached_property
+    def _rejected_names(self) -> list[str]:
+        return self._names_at(self._rejected_rows)
 
     @cached_property
     def _name_array(self) -> ObjectArray:
@@ -136,20 +183,31 @@ def _distinct_rows(matrix: IntArray) -> tuple[IntArray, IntArray]:
     rank of its values (scores span a small range), the ranks are combined into one mixed-radix
     code per row, and codes are told apart with a lookup table instead of a sort."""
     n = len(matrix)
-    code = np.zeros(n, dtype=np.int64)
-    space = 1
-    for column in matrix.T:
-        low, high = int(column.min()), int(column.max())
-        if high - low >= _RANK_LIMIT:
+    code: IntArray | None = None
+    space = offset = 1
+    lows, highs = matrix.min(axis=0).tolist(), matrix.max(axis=0).tolist()
+    for column, low, high in zip(matrix.T, lows, highs, strict=True):
+        if low < 0 or high >= _RANK_LIMIT:
             return _distinct_rows_sorted(matrix)
-        present = np.zeros(high - low + 1, dtype=bool)
-        present[column - low] = True
-        rank = np.cumsum(present) - 1
-        distinct = int(rank[-1]) + 1
+        if high - low < _DIRECT_RANGE and space * (high - low + 1) < _RANK_LIMIT:
+            # A narrow column is its own rank (value - low + 1): no lookup needed.
+            distinct, ranks = high - low + 1, column - (low - 1)
+        else:
+            present = np.zeros(high + 1, dtype=bool)
+            present[column] = True
+            rank = np.cumsum(present)  # the dense rank of each value, from 1
+            distinct, ranks = int(rank[-1]), rank[column]
         if space * distinct >= _RANK_LIMIT:
             return _distinct_rows_sorted(matrix)
-        code = code * distinct + rank[column - low]
+        if code is None:
+            code = ranks
+        else:
+            code *= distinct
+            code += ranks
+            offset = offset * distinct + 1
         space *= distinct
+    # Ranks counted from 1 add `offset` to every code: take it off once.
+    code = np.zeros(n, dtype=np.int64) if code is None else code - offset
     representative = np.full(space, -1, dtype=np.int64)
     representative[code] = np.arange(n)
     seen = representative >= 0

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .decision import Decision
-from .framework import PreFilter, RequestContext, TableFilter, TableScore
+from .decision import BreakdownCache, Decision
+from .framework import FilterMasks, PreFilter, RequestContext, TableFilter, TableScore
 from .models import ExistingVm, PlacementInput, Policy, VmRequest
 from .names import NO_HOST_FITS, NO_VMID_AVAILABLE
 from .pipeline import Pipeline, build_pipeline
 from .registry import PluginRegistry, default_registry
-from .table import HostTable, IntArray
+from .table import BoolArray, HostTable, IntArray
 from .topology import chosen_topology
 from .vmid import allocate_vmid, describe_shortage, wants_vmid
 
@@ -43,6 +43,8 @@ class Engine:
             vectorised and isinstance(p, TableScore) for p, _ in self.pipeline.scores
         ]
         self._pre_filters = [p for p in self.pipeline.filters if isinstance(p, PreFilter)]
+        # Score breakdowns are read-only dicts: decisions of this engine share equal ones.
+        self._breakdowns: BreakdownCache = {}
 
     def decide(
         self,
@@ -54,6 +56,7 @@ class Engine:
     ) -> Decision:
         ctx = RequestContext.build(request, self.policy, existing_vms, table)
         wanted = ctx.near_target()
+        names = table.name_array, table.name_dict
         for plugin in self._pre_filters:
             failure = plugin.pre_filter(ctx)
             if failure is not None:
@@ -61,8 +64,9 @@ class Engine:
                 none = np.zeros(0, dtype=np.int64)
                 return Decision(
                     None, None, failure.error, table.names, (), np.zeros(len(table), np.int64),
-                    none, (), np.zeros((0, 0), np.int64), none, failure.detail, table.name_array,
-                    chosen_topology(request, None, wanted),
+                    none, (), np.zeros((0, 0), np.int64), none, failure.detail,
+                    topology=chosen_topology(request, None, wanted),
+                    name_array=names[0], name_dict=names[1], interned=self._breakdowns,
                 )  # fmt: skip
         reasons, keywords = self._filter(ctx, table)
         candidates = np.flatnonzero(reasons == 0)
@@ -70,8 +74,8 @@ class Engine:
         if len(candidates) == 0:
             return Decision(
                 None, None, NO_HOST_FITS, table.names, keywords, reasons, candidates,
-                plugins, matrix, totals, name_array=table.name_array,
-                topology=chosen_topology(request, None, wanted),
+                plugins, matrix, totals, topology=chosen_topology(request, None, wanted),
+                name_array=names[0], name_dict=names[1], interned=self._breakdowns,
             )  # fmt: skip
         chosen = int(candidates[int(np.argmax(totals))])
         host: str | None = table.names[chosen]
@@ -83,44 +87,43 @@ class Engine:
         topology = chosen_topology(request, table.hosts[chosen] if host else None, wanted)
         return Decision(
             host, vmid, error, table.names, keywords, reasons, candidates,
-            plugins, matrix, totals, detail, table.name_array, topology,
+            plugins, matrix, totals, detail, topology=topology,
+            name_array=names[0], name_dict=names[1], interned=self._breakdowns,
         )  # fmt: skip
 
     def _filter(self, ctx: RequestContext, table: HostTable) -> tuple[IntArray, tuple[str, ...]]:
         reasons = np.zeros(len(table), dtype=np.int64)
-        passing = np.ones(len(table), dtype=bool)  # hosts no filter has rejected yet
         keywords: list[str] = []
+        # Table results not written yet, with their code offsets: written last to first, so a
+        # host keeps the first filter it fails, one numpy call per boolean mask.
+        pending: list[tuple[IntArray | BoolArray | FilterMasks, int]] = []
         for plugin, by_table in zip(self.pipeline.filters, self._table_filters, strict=True):
             offset = len(keywords)
             keywords.extend(plugin.reasons)
             if by_table:
                 found = plugin.filter_table(ctx, table)  # type: ignore[attr-defined]
-                if found is None:
-                    continue
-                # Only the first filter a host fails counts.
-                failed = found.astype(bool)
-                failed &= passing
-                if failed.any():
-                    reasons[failed] = found[failed] + offset
-                    passing &= ~failed
+                if found is not None:
+                    pending.append((found, offset))
                 continue
-            for i in np.flatnonzero(passing).tolist():
+            _write_reasons(reasons, pending)
+            pending.clear()
+            for i in np.flatnonzero(reasons == 0).tolist():
                 keyword = plugin.filter_host(ctx, table.hosts[i])
                 if keyword is not None:
                     if keyword not in plugin.reasons:
                         raise ValueError(f"{plugin.name} reported undeclared reason {keyword!r}")
                     reasons[i] = offset + 1 + plugin.reasons.index(keyword)
-                    passing[i] = False
+        _write_reasons(reasons, pending)
         return reasons, tuple(keywords)
 
     def _score(
         self, ctx: RequestContext, table: HostTable, candidates: IntArray
     ) -> tuple[tuple[str, ...], IntArray, IntArray]:
+        if len(candidates) == 0:
+            return (), np.zeros((0, 0), dtype=np.int64), np.zeros(0, dtype=np.int64)
         names: list[str] = []
         columns: list[IntArray] = []
-        totals = np.zeros(len(candidates), dtype=np.int64)
-        if len(candidates) == 0:
-            return (), np.zeros((0, 0), dtype=np.int64), totals
+        weights: list[int] = []
         hosts = None
         for (plugin, weight), by_table in zip(
             self.pipeline.scores, self._table_scores, strict=True
@@ -134,13 +137,33 @@ class Engine:
             if column is None:
                 continue
             values = np.asarray(column, dtype=np.int64)
-            if values.shape != totals.shape:
-                raise ValueError(f"{plugin.name} scored {values.shape} for {totals.shape} hosts")
+            if values.shape != candidates.shape:
+                raise ValueError(f"{plugin.name} scored {values.shape} for {len(candidates)} hosts")
             names.append(plugin.name)
             columns.append(values)
-            totals += weight * values
-        matrix = np.column_stack(columns) if columns else np.zeros((len(candidates), 0), np.int64)
-        return tuple(names), matrix, totals
+            weights.append(weight)
+        if not columns:
+            return (), np.zeros((len(candidates), 0), np.int64), np.zeros(len(candidates), np.int64)
+        # One row per plugin, seen as candidates x plugins: each plugin's column stays contiguous.
+        matrix = np.stack(columns).T
+        return tuple(names), matrix, np.asarray(weights, dtype=np.int64) @ matrix.T
+
+
+def _write_reasons(
+    reasons: IntArray, pending: list[tuple[IntArray | BoolArray | FilterMasks, int]]
+) -> None:
+    """Write the filters' results into `reasons`, the last filter first: a host keeps the code
+    of the first filter it fails. A boolean mask fails with the filter's first reason."""
+    for found, offset in reversed(pending):
+        if isinstance(found, tuple):
+            for code in range(len(found), 0, -1):
+                mask = found[code - 1]
+                if mask is not None:
+                    np.copyto(reasons, offset + code, where=mask)
+        elif found.dtype == np.bool_:
+            np.copyto(reasons, offset + 1, where=found)
+        else:
+            np.copyto(reasons, found + offset, where=found > 0)
 
 
 def place(inp: PlacementInput, registry: PluginRegistry | None = None) -> Decision:

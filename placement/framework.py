@@ -9,7 +9,6 @@ semantics and must give the same answers. Site plugins may implement only the pe
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ import numpy as np
 from .models import ExistingVm, Host, Policy, VmRequest
 from .table import BoolArray, HostTable, IntArray
 from .topology import NearDomain, domain_of, near_domain
+from .usage import CandidateUsage, TableUsage, Usage
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,19 @@ class FilterPlugin(Protocol):
     def filter_host(self, ctx: RequestContext, host: Host) -> str | None: ...
 
 
+# One boolean mask per reason (None: that check does not apply to the request).
+FilterMasks = tuple[BoolArray | None, ...]
+
+
 @runtime_checkable
 class TableFilter(Protocol):
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
-        """Per host: 0 passes, i + 1 fails with `reasons[i]`. None: no host fails for this
-        request (kube-scheduler's PreFilter "Skip"), so the engine does no work for it."""
+    def filter_table(
+        self, ctx: RequestContext, table: HostTable
+    ) -> IntArray | BoolArray | FilterMasks | None:
+        """Per host: 0 passes, i + 1 fails with `reasons[i]`; or a boolean mask, True failing
+        with `reasons[0]`; or a mask per reason, a host failing the first that holds it.
+        None: no host fails for this request (kube-scheduler's PreFilter "Skip"), so the
+        engine does no work for it."""
         ...
 
 
@@ -82,32 +90,6 @@ class PerHostScore:
 
     def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None:
         return self.normalize(ctx, [self.score_host(ctx, h) for h in hosts])
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Effective capacities and amounts requested once the new VM is on the host."""
-
-    cpu_cap: int
-    cpu_req: int
-    mem_cap: int
-    mem_req: int
-    gpu_cap: int
-    gpu_req: int
-    disk_cap: int
-    disk_req: int
-
-
-@dataclass(frozen=True, eq=False)
-class TableUsage:
-    cpu_cap: IntArray
-    cpu_req: IntArray
-    mem_cap: IntArray
-    mem_req: IntArray
-    gpu_cap: IntArray
-    gpu_req: IntArray
-    disk_cap: IntArray
-    disk_req: IntArray
 
 
 @dataclass(eq=False)
@@ -155,60 +137,18 @@ class RequestContext:
         return self.memo["near"]
 
     def usage(self, host: Host) -> Usage:
-        ratios = self.policy.allocation_ratios
-        cpu_ratio = host.cpu_allocation_ratio or ratios.cpu
-        mem_ratio = host.memory_allocation_ratio or ratios.memory_mb
-        req = self.request
-        return Usage(
-            cpu_cap=math.floor(host.cpu_capacity * cpu_ratio),
-            cpu_req=host.cpu_allocated + req.cpu,
-            mem_cap=math.floor(host.memory_mb_capacity * mem_ratio),
-            mem_req=host.memory_mb_allocated + req.memory_mb,
-            gpu_cap=host.gpu_capacity,
-            gpu_req=host.gpu_allocated + req.gpu,
-            disk_cap=math.floor(host.disk_gb_capacity * host.disk_allocation_ratio),
-            disk_req=host.disk_gb_allocated + req.disk_gb,
-        )
+        return Usage.of(host, self.request, self.policy.allocation_ratios)
 
     def table_usage(self, table: HostTable) -> TableUsage:
         cached = self.memo.get("usage")
         if cached is None:
-            ratios = self.policy.allocation_ratios
-            req = self.request
-            cpu_cap, mem_cap = table.effective_capacity(ratios.cpu, ratios.memory_mb)
-            cached = TableUsage(
-                cpu_cap=cpu_cap,
-                cpu_req=table.cpu_allocated + req.cpu,
-                mem_cap=mem_cap,
-                mem_req=table.memory_allocated + req.memory_mb,
-                gpu_cap=table.gpu_capacity,
-                gpu_req=table.gpu_allocated + req.gpu,
-                disk_cap=table.disk_effective,
-                disk_req=table.disk_allocated + req.disk_gb,
-            )
+            cached = TableUsage(table, self.request, self.policy.allocation_ratios)
             self.memo["usage"] = cached
         return cached
 
-    def candidate_usage(self, table: HostTable, idx: IntArray) -> TableUsage:
+    def candidate_usage(self, table: HostTable, idx: IntArray) -> CandidateUsage:
         """`table_usage` of the candidates `idx` only, shared by the scores of this request."""
-        cached = self.memo.get("candidate_usage")
-        if cached is None or cached[0] is not idx:
-            u = self.table_usage(table)
-            cached = (
-                idx,
-                TableUsage(
-                    cpu_cap=u.cpu_cap[idx],
-                    cpu_req=u.cpu_req[idx],
-                    mem_cap=u.mem_cap[idx],
-                    mem_req=u.mem_req[idx],
-                    gpu_cap=u.gpu_cap[idx],
-                    gpu_req=u.gpu_req[idx],
-                    disk_cap=u.disk_cap[idx],
-                    disk_req=u.disk_req[idx],
-                ),
-            )
-            self.memo["candidate_usage"] = cached
-        return cached[1]
+        return self.table_usage(table).of(idx)
 
 
 def per_signature(sig: IntArray, values: Sequence[int] | Sequence[bool]) -> IntArray:

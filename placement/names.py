@@ -15,6 +15,7 @@ ANTI_AFFINITY: Final = "AntiAffinity"
 BALANCED_ALLOCATION: Final = "NodeResourcesBalancedAllocation"
 MIN_FREE_RESOURCES: Final = "MinFreeResources"
 RESOURCE_THRESHOLD: Final = "ResourceThreshold"
+RESOURCE_ALIGNMENT: Final = "ResourceAlignment"
 POD_TOPOLOGY_SPREAD: Final = "PodTopologySpread"
 NEAR: Final = "Near"
 

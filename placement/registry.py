@@ -15,6 +15,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from . import names
+from .plugins.alignment import ResourceAlignment
 from .plugins.anti_affinity import AntiAffinity
 from .plugins.balanced import BalancedAllocation
 from .plugins.dedicated import Dedicated
@@ -112,6 +113,8 @@ def builtin_registry() -> PluginRegistry:
     # Policy-configured: they run when their thresholds are set.
     registry.register(MinFreeResources.name, _no_args(MinFreeResources))
     registry.register(ResourceThreshold.name, _no_args(ResourceThreshold))
+    # Packing: runs when weighted in the policy (plugin_weights).
+    registry.register(ResourceAlignment.name, _no_args(ResourceAlignment))
     return registry
 
 

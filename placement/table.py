@@ -9,9 +9,10 @@ distinct set instead of once per host.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +24,7 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
 ObjectArray = npt.NDArray[np.object_]
+T = TypeVar("T")
 
 
 def object_array(values: Sequence[object]) -> ObjectArray:
@@ -84,6 +86,7 @@ class HostTable:
         default_factory=dict, repr=False
     )
     _domain_cache: dict[str, Domains] = field(default_factory=dict, repr=False)
+    _memo: dict[Hashable, Any] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.hosts)
@@ -160,6 +163,11 @@ class HostTable:
         """`names` as an object array: names of many hosts at once are `name_array[idx]`."""
         return object_array(self.names)
 
+    @cached_property
+    def name_dict(self) -> dict[str, None]:
+        """`names` as a dict, copied to start an explanation that names most hosts."""
+        return dict.fromkeys(self.names)
+
     def effective_capacity(
         self, cpu_ratio: float, memory_ratio: float
     ) -> tuple[IntArray, IntArray]:
@@ -195,6 +203,21 @@ class HostTable:
     def quota_full(self) -> BoolArray:
         """Hosts that already run as many VMs as their quota allows (no request changes it)."""
         return (self.vm_quota >= 0) & (self.vm_count >= self.vm_quota)
+
+    @cached_property
+    def any_quota_full(self) -> bool:
+        return bool(self.quota_full.any())
+
+    def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """`compute()`, kept for later requests: for a result that depends on the inventory and
+        on a part of the request that many requests share (a set of tolerations, say). At most
+        256 are kept; later keys are computed each time."""
+        if key in self._memo:
+            return cast(T, self._memo[key])
+        value = compute()
+        if len(self._memo) < 256:
+            self._memo[key] = value
+        return value
 
     @cached_property
     def any_unschedulable(self) -> bool:

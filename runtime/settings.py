@@ -218,8 +218,11 @@ class Settings(BaseSettings):
     http_body_timeout_seconds: float = Field(default=30.0, gt=0)
     """API and receiver: a request's body must arrive within this long of its headers, else
     408 and the connection is closed."""
-    http_keep_alive_seconds: float = Field(default=5.0, gt=0)
-    """API and receiver: an idle kept-alive connection is closed after this long."""
+    http_keep_alive_seconds: float = Field(default=75.0, gt=0)
+    """API and receiver: an idle kept-alive connection is closed after this long. Longer than
+    a load balancer's usual 60 s idle timeout (nginx's own default is 75 s), so the balancer
+    closes first, and long enough that a busy server's late timer does not close a connection
+    whose next request is already on its way; a stalled next request is the header deadline's."""
     http_max_connections: int = Field(default=2048, ge=1)
     """API and receiver: connections (and requests in flight) per process; past it a request
     is answered 503 at once, never dropped. Far above a burst of 1,000 concurrent requests."""

@@ -46,7 +46,8 @@ class RequestLimits(BaseModel):
 
     header_seconds: float = Field(default=10.0, gt=0)
     body_seconds: float = Field(default=30.0, gt=0)
-    keep_alive_seconds: float = Field(default=5.0, gt=0)
+    # Above a load balancer's usual 60 s idle timeout, so that it closes first (nginx: 75 s).
+    keep_alive_seconds: float = Field(default=75.0, gt=0)
     max_connections: int = Field(default=2048, ge=1)
 
     def uvicorn_options(self) -> dict[str, Any]:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..framework import RequestContext, codes
+from ..framework import RequestContext
 from ..models import Host
 from ..names import ANTI_AFFINITY, ANTI_AFFINITY_CONFLICT, TOPOLOGY_HOST
-from ..table import HostTable, IntArray
+from ..table import BoolArray, HostTable
 from ..topology import domain_of
 
 
@@ -28,7 +28,7 @@ class AntiAffinity:
             return ANTI_AFFINITY_CONFLICT
         return None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> BoolArray | None:
         if not ctx.group_hosts:
             return None
         mask = np.zeros(len(table), dtype=bool)
@@ -40,4 +40,4 @@ class AntiAffinity:
             domains = table.domains(ctx.request.anti_affinity_scope)
             taken = [domains.lookup[d] for d in ctx.group_domains]
             mask |= np.isin(domains.code, taken)
-        return codes(mask)
+        return mask

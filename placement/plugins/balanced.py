@@ -17,6 +17,7 @@ from ..framework import RequestContext
 from ..models import Host
 from ..names import BALANCED_ALLOCATION
 from ..table import FloatArray, HostTable, IntArray
+from ..usage import Amounts
 
 
 def _fraction(r: int, cap: int) -> float:
@@ -46,22 +47,31 @@ class BalancedAllocation:
 
     def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
         u = ctx.candidate_usage(table, idx)
-        fractions = [_fraction_v(u.cpu_req, u.cpu_cap), _fraction_v(u.mem_req, u.mem_cap)]
-        if ctx.policy.resource_weights.disk_gb > 0:
-            fractions.append(_fraction_v(u.disk_req, u.disk_cap))
-        return ((1 - _std_v(fractions)) * 100).astype(np.int64)
+        resources = ["cpu", "memory_mb"] + (
+            ["disk_gb"] if ctx.policy.resource_weights.disk_gb else []
+        )
+        std = _std_v([_fraction_v(u.amounts(r)) for r in resources])
+        # int((1 - std) * 100), in place.
+        np.subtract(1.0, std, out=std)
+        std *= 100
+        return std.astype(np.int64)
 
 
-def _fraction_v(r: IntArray, cap: IntArray) -> FloatArray:
-    fraction = np.ones(len(cap))  # a zero capacity counts as full
-    np.divide(r, cap, out=fraction, where=cap > 0)
-    return np.minimum(fraction, 1.0, out=fraction)
+def _fraction_v(a: Amounts) -> FloatArray:
+    fraction = a.req / a.cap_or_1  # the same division where cap > 0
+    np.minimum(fraction, 1.0, out=fraction)
+    if not a.req.all():  # a zero capacity counts as full, also with nothing requested
+        np.copyto(fraction, 1.0, where=a.cap == 0)
+    return fraction
 
 
 def _std_v(fractions: Sequence[FloatArray]) -> FloatArray:
     """`_std` per host, with the same operations in the same order (the same floats)."""
     if len(fractions) == 2:
-        return np.abs(fractions[0] - fractions[1]) / 2
+        diff = fractions[0] - fractions[1]
+        np.abs(diff, out=diff)
+        diff /= 2
+        return diff
     total = fractions[0].copy()
     for f in fractions[1:]:
         total += f

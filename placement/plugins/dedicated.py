@@ -28,4 +28,4 @@ class Dedicated:
             return np.where(~table.dedicated, 1, np.where(table.vm_count > 0, 3, 0))
         if ctx.policy.allow_shared_on_dedicated or not table.any_dedicated:
             return None
-        return codes(table.dedicated, 2)
+        return table.memo("dedicated_reserved", lambda: codes(table.dedicated, 2))

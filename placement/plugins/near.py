@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..framework import PreFilterFailure, RequestContext, codes
+from ..framework import PreFilterFailure, RequestContext
 from ..models import Host
 from ..names import NEAR, NEAR_UNKNOWN, NOT_NEAR
 from ..table import BoolArray, HostTable, IntArray
@@ -71,11 +71,11 @@ class Near:
             return None
         return None if self._in_domain(ctx, host) else NOT_NEAR
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> BoolArray | None:
         near = ctx.request.near
         if near is None or not near.required:
             return None
-        return codes(~_same_domain(ctx, table))
+        return ~_same_domain(ctx, table)
 
     def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None:
         near = ctx.request.near

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..framework import RequestContext, codes
+from ..framework import RequestContext
 from ..models import Host
 from ..names import POOL, POOL_MISMATCH
-from ..table import HostTable, IntArray
+from ..table import BoolArray, HostTable
 
 
 class Pool:
@@ -16,9 +16,9 @@ class Pool:
         wanted = ctx.request.pool
         return POOL_MISMATCH if wanted is not None and host.pool != wanted else None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> BoolArray | None:
         wanted = ctx.request.pool
         if wanted is None:
             return None
         # -2 matches no host: the pool exists nowhere in this inventory.
-        return codes(table.pool != table.pool_codes.get(wanted, -2))
+        return table.pool != table.pool_codes.get(wanted, -2)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..framework import RequestContext
+from ..framework import FilterMasks, RequestContext
 from ..models import Host, Policy, VmRequest
 from ..names import (
     INSUFFICIENT_CPU,
@@ -28,6 +28,7 @@ from ..names import (
     NODE_RESOURCES_FIT,
 )
 from ..table import HostTable, IntArray
+from ..usage import Amounts
 from . import strategies as s
 
 
@@ -39,12 +40,12 @@ def _per_resource(policy: Policy, r: int, cap: int) -> int:
     return s.requested_to_capacity(r, cap, policy.ratio_shape)
 
 
-def _per_resource_v(policy: Policy, r: IntArray, cap: IntArray) -> IntArray:
+def _per_resource_v(policy: Policy, a: Amounts) -> IntArray:
     if policy.scoring_strategy == "LeastAllocated":
-        return s.least_allocated_v(r, cap)
+        return s.least_allocated_v(a)
     if policy.scoring_strategy == "MostAllocated":
-        return s.most_allocated_v(r, cap)
-    return s.requested_to_capacity_v(r, cap, policy.ratio_shape)
+        return s.most_allocated_v(a)
+    return s.requested_to_capacity_v(a, policy.ratio_shape)
 
 
 def device_short(request: VmRequest, host: Host) -> str | None:
@@ -80,21 +81,21 @@ class NodeResourcesFit:
             return INSUFFICIENT_DEVICE
         return None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> FilterMasks:
         u = ctx.table_usage(table)
         request = ctx.request
-        out = np.zeros(len(table), dtype=np.int64)
-        # Last written wins: write the checks from the last to the first.
+        devices = None
         for name, count in request.devices.items():
             if count > 0:
-                out[table.device_short(name, count)] = 5
-        if request.disk_gb > 0:
-            out[u.disk_req > u.disk_cap] = 4
-        if request.gpu > 0:
-            out[u.gpu_req > u.gpu_cap] = 3
-        out[u.mem_req > u.mem_cap] = 2
-        out[u.cpu_req > u.cpu_cap] = 1
-        return out
+                short = table.device_short(name, count)
+                devices = short if devices is None else devices | short
+        return (
+            u.cpu_req > u.cpu_cap,
+            u.mem_req > u.mem_cap,
+            u.gpu_req > u.gpu_cap if request.gpu > 0 else None,
+            u.disk_req > u.disk_cap if request.disk_gb > 0 else None,
+            devices,
+        )
 
     def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None:
         w = ctx.policy.resource_weights
@@ -111,8 +112,13 @@ class NodeResourcesFit:
     def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
         u = ctx.candidate_usage(table, idx)
         w = ctx.policy.resource_weights
-        total = _per_resource_v(ctx.policy, u.cpu_req, u.cpu_cap) * w.cpu
-        total += _per_resource_v(ctx.policy, u.mem_req, u.mem_cap) * w.memory_mb
-        if w.disk_gb:
-            total += _per_resource_v(ctx.policy, u.disk_req, u.disk_cap) * w.disk_gb
-        return total // (w.cpu + w.memory_mb + w.disk_gb)
+        total = np.zeros(len(idx), dtype=np.int64)
+        for resource, weight in (
+            ("cpu", w.cpu),
+            ("memory_mb", w.memory_mb),
+            ("disk_gb", w.disk_gb),
+        ):
+            if weight:
+                total += _per_resource_v(ctx.policy, u.amounts(resource)) * weight
+        total //= w.cpu + w.memory_mb + w.disk_gb
+        return total

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..models import ShapePoint
-from ..table import IntArray
+from ..table import FloatArray, IntArray
+from ..usage import Amounts
 
 
 def least_allocated(r: int, cap: int) -> int:
@@ -42,20 +43,31 @@ def requested_to_capacity(r: int, cap: int, shape: Sequence[ShapePoint]) -> int:
     return shape_score(utilization, shape)
 
 
-def _safe(cap: IntArray) -> IntArray:
-    return np.where(cap == 0, 1, cap)
+# Below 2**46, a quotient of at most 100 computed in float64 floors to the integer quotient:
+# a / b is then either an integer or at least 1/b below the next one, more than the rounding
+# error of the division (100 * 2**-53 relative). Integer division is several times slower.
+_FLOAT_EXACT = 2**46
 
 
-def least_allocated_v(r: IntArray, cap: IntArray) -> IntArray:
+def _percent(part: FloatArray, a: Amounts) -> IntArray:
+    """`(part * 100) // cap` for whole numbers 0 <= part <= cap, and 0 where cap is 0."""
+    if a.largest_cap >= _FLOAT_EXACT:
+        p, cap = part.astype(np.int64) * 100, a.cap.astype(np.int64)
+        return np.floor_divide(p, cap, out=np.zeros_like(p), where=cap > 0)
+    scaled = part * 100.0
+    scaled /= a.cap_or_1
+    return scaled.astype(np.int64)
+
+
+def least_allocated_v(a: Amounts) -> IntArray:
     # Free room, 0 when over-full; where cap is 0 the room is 0 too and stays the answer.
-    free = cap - r
-    np.maximum(free, 0, out=free)
-    free *= 100
-    return np.floor_divide(free, cap, out=free, where=cap > 0)
+    free = a.cap - a.req
+    np.maximum(free, 0.0, out=free)
+    return _percent(free, a)
 
 
-def most_allocated_v(r: IntArray, cap: IntArray) -> IntArray:
-    return np.where(cap == 0, 0, (np.minimum(r, cap) * 100) // _safe(cap))
+def most_allocated_v(a: Amounts) -> IntArray:
+    return _percent(np.minimum(a.req, a.cap), a)
 
 
 def shape_score_v(utilization: IntArray, shape: Sequence[ShapePoint]) -> IntArray:
@@ -69,6 +81,7 @@ def shape_score_v(utilization: IntArray, shape: Sequence[ShapePoint]) -> IntArra
     return np.where(utilization <= shape[0].utilization, shape[0].score, out)
 
 
-def requested_to_capacity_v(r: IntArray, cap: IntArray, shape: Sequence[ShapePoint]) -> IntArray:
-    utilization = np.where((cap == 0) | (r > cap), 100, (r * 100) // _safe(cap))
+def requested_to_capacity_v(a: Amounts, shape: Sequence[ShapePoint]) -> IntArray:
+    # Over capacity, min(r, cap) makes it 100 %.
+    utilization = np.where(a.cap == 0, 100, _percent(np.minimum(a.req, a.cap), a))
     return shape_score_v(utilization, shape)

@@ -14,7 +14,7 @@ import numpy as np
 from ..framework import RequestContext, per_signature
 from ..models import Host, Taint, Toleration
 from ..names import TAINT_TOLERATION, UNTOLERATED_TAINT
-from ..table import HostTable, IntArray
+from ..table import BoolArray, HostTable, IntArray
 
 _HARD = ("NoSchedule", "NoExecute")
 _SOFT = "PreferNoSchedule"
@@ -48,10 +48,15 @@ class TaintToleration:
     def filter_host(self, ctx: RequestContext, host: Host) -> str | None:
         return UNTOLERATED_TAINT if _blocks(host.taints, ctx.request.tolerations) else None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> BoolArray | None:
         tol = ctx.request.tolerations
-        blocked = [_blocks(s, tol) for s in table.taint_sets]
-        return per_signature(table.taint_sig, blocked) if any(blocked) else None
+
+        def untolerated() -> BoolArray | None:
+            blocked = [_blocks(s, tol) for s in table.taint_sets]
+            return per_signature(table.taint_sig, blocked).astype(bool) if any(blocked) else None
+
+        # Requests share a few sets of tolerations: judge each set once per inventory.
+        return table.memo(("untolerated", *tol), untolerated)
 
     def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None:
         if not any(_has_soft(h.taints) for h in hosts):
@@ -59,12 +64,22 @@ class TaintToleration:
         return _normalize([_soft_count(h.taints, ctx.request.tolerations) for h in hosts])
 
     def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
-        sig = table.taint_sig[idx]
-        if not per_signature(sig, [_has_soft(s) for s in table.taint_sets]).any():
-            return None
         tol = ctx.request.tolerations
-        n = per_signature(sig, [_soft_count(s, tol) for s in table.taint_sets])
-        top = int(n.max(initial=0))
+        # Per taint set: has it a PreferNoSchedule taint, and how many are untolerated.
+        soft, counts = table.memo(
+            ("soft", *tol),
+            lambda: (
+                np.array([_has_soft(s) for s in table.taint_sets], dtype=bool),
+                np.array([_soft_count(s, tol) for s in table.taint_sets], dtype=np.int64),
+            ),
+        )
+        if not soft.any():
+            return None
+        sig = table.taint_sig[idx]
+        present = np.bincount(sig, minlength=len(soft)) > 0  # the candidates' taint sets
+        if not soft[present].any():
+            return None
+        top = int(counts[present].max())
         if top == 0:
             return np.full(len(idx), 100, dtype=np.int64)
-        return 100 - (100 * n) // top
+        return (100 - (100 * counts) // top)[sig]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..framework import RequestContext, codes, per_signature
+from ..framework import RequestContext, per_signature
 from ..models import Host, TopologySpreadConstraint, VmRequest
 from ..names import POD_TOPOLOGY_SPREAD, TOPOLOGY_SPREAD_VIOLATION
 from ..table import BoolArray, HostTable, IntArray
@@ -154,16 +154,18 @@ class PodTopologySpread:
                 return TOPOLOGY_SPREAD_VIOLATION
         return None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> BoolArray | None:
         if not any(_hard(c) for c in ctx.request.topology_spread):
             return None
         failed = np.zeros(len(table), dtype=bool)
         for spread in spread_table(ctx, table):
             if _hard(spread.constraint):
                 failed |= spread.violations()
-        return codes(failed)
+        return failed
 
     def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None:
+        if all(_hard(c) for c in ctx.request.topology_spread):
+            return None
         soft = [s for s in spread_counts(ctx) if not _hard(s.constraint)]
         if not soft:
             return None
@@ -179,6 +181,8 @@ class PodTopologySpread:
         ]
 
     def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
+        if all(_hard(c) for c in ctx.request.topology_spread):
+            return None
         soft = [s for s in spread_table(ctx, table) if not _hard(s.constraint)]
         if not soft:
             return None

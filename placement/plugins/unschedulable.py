@@ -7,10 +7,10 @@ NodeUnschedulable lets a Pod with that toleration onto a cordoned Node.
 
 from __future__ import annotations
 
-from ..framework import RequestContext, codes
+from ..framework import RequestContext
 from ..models import Host, Taint, VmRequest
 from ..names import NODE_UNSCHEDULABLE, UNSCHEDULABLE
-from ..table import HostTable, IntArray
+from ..table import BoolArray, HostTable
 
 CORDON_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
 
@@ -28,7 +28,7 @@ class NodeUnschedulable:
             return UNSCHEDULABLE
         return None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> BoolArray | None:
         if not table.any_unschedulable or tolerates_cordon(ctx.request):
             return None
-        return codes(table.unschedulable)
+        return table.unschedulable

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..framework import RequestContext, codes
+from ..framework import RequestContext
 from ..models import Host
 from ..names import VM_QUOTA, VM_QUOTA_EXCEEDED
-from ..table import HostTable, IntArray
+from ..table import BoolArray, HostTable
 
 
 class VmQuota:
@@ -16,5 +16,5 @@ class VmQuota:
         full = host.vm_quota is not None and host.vm_count >= host.vm_quota
         return VM_QUOTA_EXCEEDED if full else None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
-        return codes(table.quota_full)
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> BoolArray | None:
+        return table.quota_full if table.any_quota_full else None

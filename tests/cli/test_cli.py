@@ -67,16 +67,6 @@ async def test_a_bad_request_exits_2_with_one_line() -> None:
     ]
 
 
-async def test_a_bad_device_exits_2_naming_it() -> None:
-    base = ("prepare", "--cluster", "lab", "--request-id", "r1", "--cpu", "2", "--memory-mb", "8")
-    run = await virtflow(*base, "--device", "xilinx.com/u250")
-    assert run.code == 2
-    assert run.err.strip() == "error: bad --device 'xilinx.com/u250': expected NAME=COUNT"
-    run = await virtflow(*base, "--disk-gb", "20", "--device", "fpga=1")
-    assert run.code == 2
-    assert "error: bad request: devices.fpga" in run.err and "domain prefix" in run.err
-
-
 async def test_the_api_unreachable_exits_1() -> None:
     env = {"VIRTFLOW_API_URL": f"http://127.0.0.1:{closed_port()}"}
     run = await virtflow("status", "spare-lab-x", env=env)

@@ -112,6 +112,23 @@ async def test_bad_input_exits_2_with_one_line(
     assert result.stderr.startswith(message), result.stderr
 
 
+PREPARE = ["prepare", "--cluster", "lab", "--request-id", "r1", "--cpu", "2", "--memory-mb", "8"]
+
+
+BAD_DEVICE = "error: bad --device 'xilinx.com/u250': expected NAME=COUNT"
+NO_PREFIX = "error: bad request: devices.fpga.: Value error, device name 'fpga': needs a domain"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--device", "xilinx.com/u250"], BAD_DEVICE), (["--device", "fpga=1"], NO_PREFIX)],
+)
+async def test_a_bad_device_exits_2_naming_it(args: list[str], message: str) -> None:
+    result = await virtflow([*PREPARE, *args], {})
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(message), result.stderr
+
+
 async def test_temporal_down_exits_1() -> None:
     down = {
         "VIRTFLOW_TEMPORAL_ADDRESS": f"127.0.0.1:{closed_port()}",

@@ -56,7 +56,7 @@ class LoopbackSshd:
 
     @property
     def control_dir(self) -> Path:
-        """Where Ansible keeps its persistent connections (closed when the server stops)."""
+        """Where the clients' master connections live (closed when the server stops)."""
         return self.directory / "cp"
 
     @property
@@ -174,6 +174,10 @@ MaxStartups 100
   GlobalKnownHostsFile /dev/null
   StrictHostKeyChecking yes
   BatchMode yes
+  # libvirt opens a connection per call: one master connection saves each its handshake.
+  ControlMaster auto
+  ControlPath {server.control_dir}/%C
+  ControlPersist 60
 """,
     )
     _write(

@@ -42,10 +42,13 @@ def test_root_logs_in_with_the_session_key_and_nothing_else_gets_in(
     other_config.write_text(
         config.read_text().replace(str(loopback_ssh.directory / "client_ed25519"), str(other_key))
     )
+    fresh = ("-o", "ControlPath=none")  # a new connection, not the session's master one
     refused = {
-        "another key": ssh(other_config),
-        "a password": ssh(config, "-o", "PreferredAuthentications=password,keyboard-interactive"),
-        "another user": ssh(config, user="nobody"),
+        "another key": ssh(other_config, *fresh),
+        "a password": ssh(
+            config, *fresh, "-o", "PreferredAuthentications=password,keyboard-interactive"
+        ),
+        "another user": ssh(config, *fresh, user="nobody"),
     }
     for way, answer in refused.items():
         assert answer.returncode == 255, f"{way}: {answer}"

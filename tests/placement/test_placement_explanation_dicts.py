@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from placement.decision import Decision
+from placement.decision import BreakdownCache, Decision
 
 
 def _by_rows(d: Decision) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
@@ -19,7 +19,9 @@ def _by_rows(d: Decision) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
     return rejected, scores
 
 
-def _decision(codes: list[int], matrix: np.ndarray, weights: list[int]) -> Decision:
+def _decision(
+    codes: list[int], matrix: np.ndarray, weights: list[int], interned: BreakdownCache | None = None
+) -> Decision:
     reasons = np.array(codes, dtype=np.int64)
     candidates = np.flatnonzero(reasons == 0)
     plugins = tuple(f"P{k}" for k in range(len(weights)))
@@ -27,7 +29,7 @@ def _decision(codes: list[int], matrix: np.ndarray, weights: list[int]) -> Decis
     totals = matrix @ np.array(weights, dtype=np.int64)
     names = tuple(f"h{i:03d}" for i in range(len(codes)))
     return Decision(None, None, None, names, ("a", "b", "c"), reasons, candidates, plugins,
-                    matrix, totals)  # fmt: skip
+                    matrix, totals, interned=interned)  # fmt: skip
 
 
 @settings(max_examples=200, deadline=None)
@@ -60,3 +62,18 @@ def test_many_candidates_with_repeated_breakdowns() -> None:
     rejected, scores = _by_rows(d)
     assert d.to_json()["scores"] == scores
     assert d.to_json()["rejected"] == rejected
+
+
+def test_decisions_sharing_breakdowns_still_explain_their_own_rows() -> None:
+    # As an engine's decisions do: equal breakdowns are reused from one decision to the next.
+    shared: BreakdownCache = {}
+    rng = np.random.default_rng(3)
+    for size in (40, 400, 40, 4000):
+        matrix = rng.integers(0, 101, size=(size, 3), dtype=np.int64)
+        matrix[:, 0] = rng.integers(0, 3, size=size)  # rows repeat, within and across
+        codes = rng.integers(0, 2, size=size).tolist()
+        d = _decision(codes, matrix, [2, 1, 1], shared)
+        rejected, scores = _by_rows(d)
+        assert d.to_json() == {"host": None, "vmid": None, "error": None,
+                               "rejected": rejected, "scores": scores}  # fmt: skip
+    assert shared[("P0", "P1", "P2")]

@@ -132,6 +132,7 @@ def inputs(draw: st.DrawFn) -> PlacementInput:
             st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"])
         ),
         "allow_shared_on_dedicated": draw(st.booleans()),
+        "plugin_weights": {"ResourceAlignment": draw(st.sampled_from([0, 0, 3]))},
         "resource_weights": {"cpu": draw(st.integers(0, 3)), "memory_mb": draw(st.integers(1, 3)),
                              "disk_gb": draw(st.sampled_from([0, 0, 1, 2]))},
         "thresholds": draw(st.sampled_from([{}, {"prefer_below_percent": {"cpu": 60}},

@@ -126,7 +126,10 @@ def test_requested_to_capacity_shape(r: int, cap: int, expected: int) -> None:
     assert s.requested_to_capacity(r, cap, SHAPE) == expected
     import numpy as np
 
-    vector = s.requested_to_capacity_v(np.array([r]), np.array([cap]), SHAPE)
+    from placement.usage import Amounts
+
+    amounts = Amounts(np.array([float(cap)]), np.array([max(cap, 1.0)]), np.array([float(r)]))
+    vector = s.requested_to_capacity_v(amounts, SHAPE)
     assert vector.tolist() == [expected]
 
 
