@@ -8,6 +8,7 @@ other workflows, so the claim and the hand-over go through the Temporal client h
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from lightkube.resources.core_v1 import Node
@@ -67,6 +68,11 @@ def without_vm(snapshot: PlacementInput, warm: Reservation) -> PlacementInput:
                     "cpu_allocated": max(0, host.cpu_allocated - warm.cpu),
                     "memory_mb_allocated": max(0, host.memory_mb_allocated - warm.memory_mb),
                     "gpu_allocated": max(0, host.gpu_allocated - warm.gpu),
+                    "disk_gb_allocated": max(0, host.disk_gb_allocated - warm.disk_gb),
+                    "devices_allocated": {
+                        name: max(0, count - warm.devices.get(name, 0))
+                        for name, count in host.devices_allocated.items()
+                    },
                     "vm_count": max(0, host.vm_count - 1),
                 }
             )
@@ -126,15 +132,21 @@ class WarmActivities:
         reasons = []
         for name in inp.pools:
             handle = self._client.get_workflow_handle(warm_pool_workflow_id(name))
-            try:
-                result: ClaimResult = await heartbeating(
-                    handle.execute_update(
-                        CLAIM_UPDATE,
-                        inp.claim,
-                        id=f"claim-{inp.claim.spare_id}",
-                        result_type=ClaimResult,
-                    )
+            update = asyncio.ensure_future(
+                handle.execute_update(
+                    CLAIM_UPDATE,
+                    inp.claim,
+                    id=f"claim-{inp.claim.spare_id}",
+                    result_type=ClaimResult,
                 )
+            )
+            try:
+                try:
+                    result = await heartbeating(asyncio.shield(update))
+                except asyncio.CancelledError:
+                    # A claim in flight is waited for, not abandoned: the spare that asked
+                    # gives back what it got (the workflow waits for this answer).
+                    result = await update
             except RPCError as err:
                 if err.status != RPCStatusCode.NOT_FOUND:
                     raise

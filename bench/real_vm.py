@@ -54,6 +54,12 @@ from activities.vm_join import cluster_endpoint  # noqa: E402
 from activities.vm_templates import VmTemplate, render_user_data  # noqa: E402
 from api.app import create_app  # noqa: E402
 from cli.dev import TemporalDevServer, free_ports  # noqa: E402
+from contracts.warm import (  # noqa: E402
+    POOL_QUERY,
+    WarmPoolSpec,
+    WarmPoolView,
+    warm_pool_workflow_id,
+)
 from lab.guest_image import build  # noqa: E402
 from lab.stack import LabStack  # noqa: E402
 from runtime.settings import Settings  # noqa: E402
@@ -61,6 +67,7 @@ from tests.libvirt.sshd import HOST, LoopbackSshd, loopback_sshd  # noqa: E402
 from webhooks.receiver import create_receiver_app  # noqa: E402
 from webhooks.serve import serve_app  # noqa: E402
 from webhooks.signing import generate_secret  # noqa: E402
+from worker.schedules import apply_warm_pools  # noqa: E402
 from worker.worker import running_worker  # noqa: E402
 
 URI = "qemu:///system"
@@ -68,6 +75,7 @@ LAB_JOIN = REPO / "lab" / "cloud-init" / "lab-join.yaml.j2"
 COLLECTIONS = REPO / ".virtflow" / "collections"
 JOINED = re.compile(rb"\[\s*([0-9.]+)\].*virtflow-join: registered Node")
 WAIT_SECONDS = 1800.0
+WARM_SHAPE = {"cpu": 1, "memory_mb": 512, "pool": "general"}
 
 
 async def until(check: Any, timeout: float = WAIT_SECONDS, every: float = 0.5) -> Any:
@@ -266,7 +274,7 @@ async def plain_virsh(
             path.unlink(missing_ok=True)
 
 
-async def main(spares: int, over_ssh: bool) -> None:
+async def main(spares: int, over_ssh: bool, warm: int = 0) -> None:
     os.environ.setdefault("ANSIBLE_COLLECTIONS_PATH", str(COLLECTIONS))
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     scratch = tempfile.TemporaryDirectory(prefix="virtflow-real-vm-")
@@ -297,9 +305,14 @@ async def main(spares: int, over_ssh: bool) -> None:
                 "receivers": {
                     "upgradectrl": ReceiverConfig(url=f"{receiver_url}/webhooks", secrets=[secret])
                 },
+                # `--warm`: a pool of one real spare of the bench's shape, claimed N times.
+                "warm_pools": [WarmPoolSpec(name="real", cluster="lab", size=1, **WARM_SHAPE)]
+                if warm
+                else [],
             }
         )
         await stack.enter_async_context(running_worker(settings, client))
+        await apply_warm_pools(client, settings)
 
         async def same_client() -> Any:
             return client
@@ -314,6 +327,44 @@ async def main(spares: int, over_ssh: bool) -> None:
         async def events(spare_id: str) -> list[str]:
             answer = await http.get(f"{receiver_url}/events", params={"spare_id": spare_id})
             return [e["type"] for e in answer.json()]
+
+        for i in range(warm):
+            # The pool's spare is a real VM: wait until it is warm (boot, join, taint).
+            pool = client.get_workflow_handle(warm_pool_workflow_id("real"))
+
+            async def pool_full(pool: Any = pool) -> bool:
+                view = await pool.query(POOL_QUERY, result_type=WarmPoolView)
+                return view.ready == 1
+
+            await until(pool_full)
+            body = {"request_id": f"warm{i}-{os.getpid()}", "cluster": "lab", **WARM_SHAPE}
+            started = time.monotonic()
+            answer = await http.post(f"{api_url}/v1/spares", json=body)
+            answer.raise_for_status()
+            spare_id = answer.json()["spare_id"]
+            await until(lambda s=spare_id: _has(events, s, "spare.ready"), every=0.01)
+            took = answer.json().get("warm")
+            print(
+                f"warm {i + 1} ({spare_id}): POST -> spare.ready "
+                f"{time.monotonic() - started:.3f} s, warm: {took}",
+                flush=True,
+            )
+            answer = await http.post(f"{api_url}/v1/spares/{spare_id}/release", json={})
+            answer.raise_for_status()
+            await until(lambda s=spare_id: _has(events, s, "spare.released"))
+        if warm:
+            # Drain the pool so nothing is left defined behind.
+            drained = settings.model_copy(
+                update={"warm_pools": [settings.warm_pools[0].model_copy(update={"size": 0})]}
+            )
+            await apply_warm_pools(client, drained)
+            pool = client.get_workflow_handle(warm_pool_workflow_id("real"))
+
+            async def pool_empty() -> bool:
+                view = await pool.query(POOL_QUERY, result_type=WarmPoolView)
+                return not view.spares
+
+            await until(pool_empty)
 
         for i in range(spares):
             body = {
@@ -360,6 +411,8 @@ async def main(spares: int, over_ssh: bool) -> None:
                 f" so {row[2] - row[3]:+5.1f} s outside the guest)",
                 flush=True,
             )
+    if not rows:
+        return
     print(
         f"median of {len(rows)}: POST -> spare.ready {median(r[0] for r in rows):.1f} s, "
         f"virtflow's share {median(r[0] - r[1] for r in rows):+.1f} s; plain virsh -> Ready "
@@ -376,5 +429,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spares", type=int, default=3)
     parser.add_argument("--ssh", action="store_true", help="reach the host over SSH")
+    parser.add_argument(
+        "--warm", type=int, default=0, help="warm hits first, from a pool of one real spare"
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.spares, args.ssh))
+    asyncio.run(main(args.spares, args.ssh, args.warm))

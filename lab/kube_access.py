@@ -1,6 +1,6 @@
-"""Who called the lab Kubernetes API and what they may do, answered as kube-apiserver's
-authorizer would through SelfSubjectAccessReview and SelfSubjectRulesReview (what
-`kubectl auth can-i` and `kubectl auth can-i --list` send).
+"""Who called the lab Kubernetes API and what they may do, answered as kube-apiserver would
+through SelfSubjectReview, SelfSubjectAccessReview and SelfSubjectRulesReview (what
+`kubectl auth whoami`, `kubectl auth can-i` and `kubectl auth can-i --list` send).
 
 The lab knows two identities: the kubeconfig's user, the lab's cluster-admin (every verb on
 every resource and path), and a bootstrap token's (`system:bootstrappers`), which may touch
@@ -18,7 +18,9 @@ from lab.kube_store import Obj
 AUTHORIZATION = "authorization.k8s.io/v1"
 # Paths anyone may GET, signed in or not (system:public-info-viewer on a real cluster).
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+AUTHENTICATION = "authentication.k8s.io/v1"
 REVIEW_PATHS = (
+    f"/apis/{AUTHENTICATION}/selfsubjectreviews",
     f"/apis/{AUTHORIZATION}/selfsubjectaccessreviews",
     f"/apis/{AUTHORIZATION}/selfsubjectrulesreviews",
 )
@@ -86,6 +88,11 @@ def review(kind: str, body: Any, identity: Identity) -> Obj:
     """The answered review: the spec as sent, and a status from the identity's role."""
     spec = body.get("spec") if isinstance(body, dict) else None
     spec = spec if isinstance(spec, dict) else {}
+    if kind == "selfsubjectreviews":
+        user = {"username": identity.username, "groups": list(identity.groups)}
+        answer = _answer("SelfSubjectReview", spec, {"userInfo": user}, AUTHENTICATION)
+        del answer["spec"]  # a SelfSubjectReview has none
+        return answer
     if kind == "selfsubjectrulesreviews":
         return _answer("SelfSubjectRulesReview", spec, identity.rules())
     attributes = spec.get("resourceAttributes") or spec.get("nonResourceAttributes") or {}
@@ -96,10 +103,10 @@ def review(kind: str, body: Any, identity: Identity) -> Obj:
     return _answer("SelfSubjectAccessReview", spec, status)
 
 
-def _answer(kind: str, spec: Obj, status: Obj) -> Obj:
+def _answer(kind: str, spec: Obj, status: Obj, api_version: str = AUTHORIZATION) -> Obj:
     return {
         "kind": kind,
-        "apiVersion": AUTHORIZATION,
+        "apiVersion": api_version,
         "metadata": {"creationTimestamp": None},
         "spec": spec,
         "status": status,

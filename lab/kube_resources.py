@@ -1,7 +1,8 @@
 """The resource types the lab Kubernetes API serves: one table that the store, the routes and
 discovery all read, so what discovery advertises is exactly what the paths answer.
 
-Reviews (SelfSubjectAccessReview, SelfSubjectRulesReview) are advertised with the one verb
+Reviews (SelfSubjectReview, SelfSubjectAccessReview, SelfSubjectRulesReview) are advertised
+with the one verb
 they have, `create`, and answered by lab/kube_access.py instead of being stored."""
 
 from __future__ import annotations
@@ -54,6 +55,15 @@ RESOURCES: tuple[ResourceType, ...] = (
         "selfsubjectaccessreviews",
         "SelfSubjectAccessReview",
         "authorization.k8s.io",
+        "v1",
+        False,
+        has_status=False,
+        verbs=CREATE_ONLY,
+    ),
+    ResourceType(
+        "selfsubjectreviews",
+        "SelfSubjectReview",
+        "authentication.k8s.io",
         "v1",
         False,
         has_status=False,

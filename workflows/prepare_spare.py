@@ -355,13 +355,24 @@ class PrepareSpare:
             inventory=req.inventory,
             timeouts=req.timeouts,
         )
-        result: ClaimResult = await workflow.execute_activity_method(
+        claiming = workflow.start_activity_method(
             WarmActivities.claim_warm_spare,
             ClaimWarmInput(pools=candidates.pools, claim=claim),
             start_to_close_timeout=req.timeouts.ledger,
             heartbeat_timeout=req.timeouts.heartbeat,
             retry_policy=LEDGER_RETRY,
+            cancellation_type=STOP_FIRST,
         )
+        try:
+            result: ClaimResult = await until_stopped(claiming)
+        except asyncio.CancelledError:
+            # A claim the pool answered despite the cancel is this spare's to give back:
+            # compensation releases the VM it took.
+            if claiming.done() and not claiming.cancelled() and claiming.exception() is None:
+                answered = claiming.result()
+                if answered.hit:
+                    self._claim, self._vm_attempted = answered, True
+            raise
         if not result.hit:
             self._show(f"no warm spare: {result.reason}")
             return None
@@ -652,6 +663,8 @@ class PrepareSpare:
     ) -> None:
         """Undo in reverse: VM and Node if creation was attempted, then the reservation."""
         assert self._status is not None
+        if reservation is None and self._claim is not None:
+            reservation = self._claim.reservation  # a warm spare taken, then cancelled
         self._status.error = reason
         self._enter(Phase.COMPENSATING, reason)
         drain: DrainInfo | None = None

@@ -32,12 +32,19 @@ def test_quick_run_reports_every_section_and_nothing_overcommitted(tmp_path: Pat
     rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     by_metric = {(r["section"], r["metric"]): r for r in rows}
 
-    sections = {"machine", "overhead", "latency", "ledger", "memory", "scale"}
+    sections = {"machine", "overhead", "latency", "admit", "ledger", "memory", "scale"}
     assert {r["section"] for r in rows} == sections
     assert by_metric["overhead", "activities per spare"]["value"] >= 5
     assert by_metric["overhead", "ratio"]["value"] > 0
     assert all(r.get("failed", 0) == 0 for r in rows), [r for r in rows if r.get("failed")]
     assert by_metric["latency", "idle p50"]["n"] == 2
+    steps = [r["metric"] for r in rows if r["metric"].startswith("idle step: ")]
+    assert "idle step: create_vm scheduled -> create_vm started" in steps, steps
+    # One request_id, two bodies: one spare, each request answered 202 or 409, none dropped.
+    admitted = by_metric["admit", "20 POSTs of one request_id, two bodies"]
+    assert admitted["spares"] == 1 and admitted["errors"] == {}
+    assert sorted(admitted["answers"].values()) == [10, 10], admitted["answers"]
+    assert by_metric["admit", "requests without an answer"]["value"] == 0
     ledger = by_metric["ledger", "over-committed hosts"]
     assert ledger["value"] == 0 and ledger["reserved_equals_room"] is True
     assert by_metric["memory", "held spares not released"]["value"] == 0

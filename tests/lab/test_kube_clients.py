@@ -214,6 +214,17 @@ async def test_kubectl_auth_can_i_for_the_admin_and_for_a_bootstrap_token(lab: L
 
 
 @needs_kubectl
+async def test_kubectl_auth_whoami_names_the_caller(lab: Lab) -> None:
+    code, out = await kubectl(lab.kube.kubeconfig, "auth", "whoami", "-o", "json")
+    assert code == 0, out
+    assert json.loads(out)["status"]["userInfo"]["username"] == "virtflow-lab-admin"
+    code, out = await kubectl(lab.bootstrap_kubeconfig, "auth", "whoami", "-o", "json")
+    user = json.loads(out)["status"]["userInfo"]
+    assert user["username"] == f"system:bootstrap:{BOOTSTRAP_ID}"
+    assert "system:bootstrappers" in user["groups"]
+
+
+@needs_kubectl
 async def test_kubectl_cluster_info(lab: Lab) -> None:
     code, out = await kubectl(lab.kube.kubeconfig, "cluster-info")
     assert code == 0, out

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowFailureError
 
 from contracts.reconcile import ReconcileInput
 from contracts.spare import SPARE_ID_LABEL, Phase, ReleaseRequest
@@ -222,3 +222,30 @@ async def test_a_request_that_does_not_fit_takes_warm_spares_back(
 
         await assert_eventually(told)
         await handle.terminate("test over")
+
+
+async def test_a_spare_cancelled_while_it_claims_gives_back_what_it_took(
+    stack: Stack, pool_name: str
+) -> None:
+    await resize(stack, 1)
+    [warm] = (await wait_pool(stack, pool_name, ready=1)).spares
+    req = stack.request(**SHAPE)
+    handle = await stack.start(req)
+    await handle.cancel()
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
+
+    # Either the claim never happened and the spare is still warm, or it did and the
+    # cancelled spare released the VM, Node and room it took: never lost, never both.
+    warm_handle = stack.client.get_workflow_handle(warm.spare_id)
+    description = await warm_handle.describe()
+    if description.status is not None and description.status.name == "COMPLETED":
+        ended = await warm_handle.result()
+        assert ended["phase"] == Phase.HANDED_OVER and ended["handed_to"] == req.spare_id
+        assert warm.spare_id not in stack.lab.hypervisor.vms
+        assert stack.lab.kube.store.get("nodes", "", warm.spare_id) is None
+    else:
+        assert warm.spare_id in {s.spare_id for s in (await pool_view(stack, pool_name)).spares}
+    held = {r.spare_id for r in await ledger_reservations(stack)}
+    assert req.spare_id not in held
+    await wait_pool(stack, pool_name, ready=1)
