@@ -69,6 +69,9 @@ class Stack:
         return [e["type"] for e in await self.events(spare_id)]
 
 
+Provisioner = Literal["ansible", "gitlab", "http"]
+
+
 def stack_settings(
     lab: LabStack, state_dir: Path, inventory: str, receiver_url: str, secret: str
 ) -> Settings:
@@ -152,7 +155,7 @@ async def running_stack(
     tmp_path: Path,
     inventory_doc: dict[str, Any],
     configure: Callable[[Settings], Settings] | None = None,
-    provisioner: Literal["ansible", "gitlab", "http"] = "ansible",
+    provisioner: Provisioner = "ansible",
 ) -> AsyncIterator[Stack]:
     """`configure` adjusts the worker's settings (more receivers, an event bus) before it starts;
     `provisioner` picks the real playbook (default), the lab GitLab or the lab hypervisor's API."""
