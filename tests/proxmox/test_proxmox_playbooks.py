@@ -157,7 +157,7 @@ def closed_port() -> int:
 
 
 async def test_a_node_the_inventory_gives_no_connection_is_reached_over_ssh(
-    pve: PveCluster, tmp_path: Path
+    pve: PveCluster, tmp_path: Path, foreign_digest: str
 ) -> None:
     # A node with only its address in the inventory (no ansible_connection), as on a real site:
     # the snippet tasks go over SSH (here to a closed port) and fail as unreachable, never
@@ -173,17 +173,22 @@ async def test_a_node_the_inventory_gives_no_connection_is_reached_over_ssh(
         artifacts_root=tmp_path / "ansible",
         inventory=inventory,
     )
+    acts = ProvisioningActivities(provisioner)
+    created = await failed_create(acts, spec("spare-px-ssh", "pve3", 207))
+    nothing_left(pve, "spare-px-ssh")  # neither the snippet here nor a clone
+
     snippet = pve.snippets_dir / "spare-px-ssh-user.yaml"
     snippet.write_text(USER_DATA)
     try:
         with pytest.raises(ApplicationError) as caught:
-            await destroy(ProvisioningActivities(provisioner), "spare-px-ssh", "pve3")
+            await destroy(acts, "spare-px-ssh", "pve3")
         assert snippet.exists()
     finally:
         snippet.unlink(missing_ok=True)
-    err = caught.value
-    assert not err.non_retryable, err.message  # an unreachable node may come back
-    assert "Failed to connect to the host via ssh" in err.message, err.message
+    for err, step in ((created, "writing"), (caught.value, "removing")):
+        assert not err.non_retryable, err.message  # an unreachable node may come back
+        assert f"{step} the cloud-init snippet of spare-px-ssh on node pve3" in err.message
+        assert "Failed to connect to the host via ssh" in err.message, err.message
 
 
 async def test_an_id_holding_someone_elses_vm_fails_the_create_without_touching_it(
