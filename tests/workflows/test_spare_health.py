@@ -12,8 +12,16 @@ from temporalio.api.enums.v1 import PendingActivityState
 
 from contracts.spare import Phase, ReleaseRequest, SpareStatus
 from tests.helpers import assert_eventually
-from tests.stack import Stack, wait_phase
+from tests.stack import Provisioner, Stack, wait_phase
 from workflows.prepare_spare import PrepareSpare
+
+
+@pytest.fixture
+def provisioner() -> Provisioner:
+    """The lab hypervisor's API: making the VM is not the point here (the playbook's own
+    tests cover it)."""
+    return "http"
+
 
 SCHEDULED = "activity_task_scheduled_event_attributes"
 
