@@ -14,9 +14,15 @@ from contracts.ledger import GroupMember, Reservation, ReserveGroupInput, ledger
 from contracts.spare import Phase, ReleaseRequest
 from placement.models import VmRequest
 from tests.helpers import assert_eventually
-from tests.stack import Stack, ledger_reservations, uniform_site, wait_phase
+from tests.stack import Provisioner, Stack, ledger_reservations, uniform_site, wait_phase
 from workflows.ledger import InventoryLedger
 from workflows.prepare_spare import PrepareSpare
+
+
+@pytest.fixture
+def provisioner() -> Provisioner:
+    """The lab hypervisor's API: the ledger is under test, not ten spares' playbook runs."""
+    return "http"
 
 
 def by_host(reservations: list[Reservation]) -> dict[str, int]:
