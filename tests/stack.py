@@ -7,7 +7,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from pydantic import SecretStr
@@ -69,6 +69,9 @@ class Stack:
         return [e["type"] for e in await self.events(spare_id)]
 
 
+Provisioner = Literal["ansible", "gitlab", "http"]
+
+
 def stack_settings(
     lab: LabStack, state_dir: Path, inventory: str, receiver_url: str, secret: str
 ) -> Settings:
@@ -102,6 +105,14 @@ def with_lab_gitlab(settings: Settings, lab: LabStack) -> Settings:
             "gitlab_user_data_key": SecretStr(lab.gitlab.user_data_key),
             "gitlab_poll_seconds": 0.2,
         }
+    )
+
+
+def with_lab_hypervisor_api(settings: Settings, lab: LabStack) -> Settings:
+    """Provision through the lab hypervisor's HTTP API: for tests whose point is not Ansible
+    (each playbook run costs seconds; the Ansible path has its own tests)."""
+    return settings.model_copy(
+        update={"provisioner": "http", "hypervisor_api_url": lab.hypervisor_url}
     )
 
 
@@ -144,9 +155,10 @@ async def running_stack(
     tmp_path: Path,
     inventory_doc: dict[str, Any],
     configure: Callable[[Settings], Settings] | None = None,
-    provisioner: str = "ansible",
+    provisioner: Provisioner = "ansible",
 ) -> AsyncIterator[Stack]:
-    """`configure` adjusts the worker's settings (more receivers, an event bus) before it starts."""
+    """`configure` adjusts the worker's settings (more receivers, an event bus) before it starts;
+    `provisioner` picks the real playbook (default), the lab GitLab or the lab hypervisor's API."""
     inventory = f"inv-{uuid.uuid4().hex[:10]}"
     secret = WEBHOOK_SECRET
     lab = LabStack(inventory_doc=inventory_doc, ready_delay=0.3)
@@ -157,6 +169,8 @@ async def running_stack(
             settings = stack_settings(lab, tmp_path, inventory, receiver_url, secret)
             if provisioner == "gitlab":
                 settings = with_lab_gitlab(settings, lab)
+            elif provisioner == "http":
+                settings = with_lab_hypervisor_api(settings, lab)
             if configure is not None:
                 settings = configure(settings)
             async with running_worker(settings, client, task_queue=task_queue):

@@ -89,7 +89,9 @@ class LiveStack:
 @pytest.fixture
 async def live(client: Client, task_queue: str, tmp_path: Path) -> AsyncIterator[LiveStack]:
     inventory_doc = load_inventory_file(LAB_INVENTORY)
-    async with running_stack(client, task_queue, tmp_path, inventory_doc) as stack:
+    async with running_stack(
+        client, task_queue, tmp_path, inventory_doc, provisioner="http"
+    ) as stack:
         # The API starts spares on the settings' task queue: the test worker's own.
         settings = stack.settings.model_copy(update={"task_queue": task_queue})
 

@@ -33,7 +33,7 @@ async def compat(
             del host["ip"]
         else:
             host["ip"] = host_ip(host["name"])
-    async with running_stack(client, task_queue, tmp_path, doc) as stack:
+    async with running_stack(client, task_queue, tmp_path, doc, provisioner="http") as stack:
         settings = stack.settings.model_copy(update={"task_queue": task_queue})
         async with asgi_client(settings, client) as api:
             yield api, stack

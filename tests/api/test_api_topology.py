@@ -43,7 +43,9 @@ def zoned_site() -> dict[str, Any]:
 
 @pytest.fixture
 async def zoned(client: Client, task_queue: str, tmp_path: Path) -> AsyncIterator[LiveStack]:
-    async with running_stack(client, task_queue, tmp_path, zoned_site()) as stack:
+    async with running_stack(
+        client, task_queue, tmp_path, zoned_site(), provisioner="http"
+    ) as stack:
         settings = stack.settings.model_copy(update={"task_queue": task_queue})
         # The command line is not used here: the API in-process is enough, no served URL.
         async with asgi_client(settings, client) as api:

@@ -32,7 +32,7 @@ async def test_cancel_during_release_finishes_the_release_once(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:
     doc = load_inventory_file(LAB_INVENTORY)
-    async with running_stack(client, task_queue, tmp_path, doc) as stack:
+    async with running_stack(client, task_queue, tmp_path, doc, provisioner="http") as stack:
         lab = stack.lab
         req = stack.request(timeouts=FAST, drain_timeout_seconds=60)
         lab.kube.block_eviction("default", f"workload-{req.spare_id}")

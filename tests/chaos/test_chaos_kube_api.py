@@ -28,7 +28,7 @@ async def test_the_ready_wait_rides_out_api_faults_without_a_false_ready(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:
     doc = load_inventory_file(LAB_INVENTORY)
-    async with running_stack(client, task_queue, tmp_path, doc) as stack:
+    async with running_stack(client, task_queue, tmp_path, doc, provisioner="http") as stack:
         kube, kubelet = stack.lab.kube, stack.lab.kubelet
         req = stack.request(timeouts=FAST)
         kubelet.set_behaviour(req.spare_id, never_ready=True)

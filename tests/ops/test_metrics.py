@@ -59,7 +59,7 @@ async def test_metrics_list_virtflow_series_after_a_spare_runs(
     )
     client = await connect(settings)
     inventory = load_inventory_file(LAB_INVENTORY)
-    async with running_stack(client, task_queue, tmp_path, inventory) as stack:
+    async with running_stack(client, task_queue, tmp_path, inventory, provisioner="http") as stack:
         handle = await stack.start(stack.request())
         await wait_phase(handle, Phase.READY)
         meter = process_runtime(settings).metric_meter

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -147,6 +148,47 @@ async def test_a_vm_is_cloned_on_its_node_configured_started_and_destroyed(
     await destroy(acts, "spare-px-1", "pve2")
     nothing_left(pve, "spare-px-1")
     await destroy(acts, "spare-px-1", "pve2")  # gone already: not an error
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_a_node_the_inventory_gives_no_connection_is_reached_over_ssh(
+    pve: PveCluster, tmp_path: Path, foreign_digest: str
+) -> None:
+    # A node with only its address in the inventory (no ansible_connection), as on a real site:
+    # the snippet tasks go over SSH (here to a closed port) and fail as unreachable, never
+    # touching this machine's files (the lab's snippets directory stands for the worker's disk).
+    # A node missing from the inventory is reached the same way, by its name.
+    node = {"ansible_host": "127.0.0.1", "ansible_port": closed_port()}
+    inventory = tmp_path / "hosts.yaml"
+    inventory.write_text(json.dumps({"pve_nodes": {"hosts": {"pve3": node}}}))
+    provisioner = AnsibleProvisioner(
+        playbook_dir=PLAYBOOK_DIR,
+        provider="proxmox",
+        extravars=pve.extravars(),
+        artifacts_root=tmp_path / "ansible",
+        inventory=inventory,
+    )
+    acts = ProvisioningActivities(provisioner)
+    created = await failed_create(acts, spec("spare-px-ssh", "pve3", 207))
+    nothing_left(pve, "spare-px-ssh")  # neither the snippet here nor a clone
+
+    snippet = pve.snippets_dir / "spare-px-ssh-user.yaml"
+    snippet.write_text(USER_DATA)
+    try:
+        with pytest.raises(ApplicationError) as caught:
+            await destroy(acts, "spare-px-ssh", "pve3")
+        assert snippet.exists()
+    finally:
+        snippet.unlink(missing_ok=True)
+    for err, step in ((created, "writing"), (caught.value, "removing")):
+        assert not err.non_retryable, err.message  # an unreachable node may come back
+        assert f"{step} the cloud-init snippet of spare-px-ssh on node pve3" in err.message
+        assert "Failed to connect to the host via ssh" in err.message, err.message
 
 
 async def test_an_id_holding_someone_elses_vm_fails_the_create_without_touching_it(

@@ -14,7 +14,14 @@ from temporalio.exceptions import ApplicationError
 from contracts.spare import Phase
 from runtime.temporal_binaries import temporal_cli
 from tests.helpers import assert_eventually
-from tests.stack import Stack, wait_phase
+from tests.stack import Provisioner, Stack, wait_phase
+
+
+@pytest.fixture
+def provisioner() -> Provisioner:
+    """The lab hypervisor's API: making the VM is not the point here (the playbook's own
+    tests cover it)."""
+    return "http"
 
 
 async def temporal(stack: Stack, *args: str) -> str:

@@ -36,7 +36,9 @@ async def test_every_event_reaches_jetstream_once_with_its_webhook_id(
         def with_bus(settings: Settings) -> Settings:
             return settings.model_copy(update={"event_bus": bus})
 
-        async with running_stack(client, task_queue, tmp_path, inventory_doc, with_bus) as stack:
+        async with running_stack(
+            client, task_queue, tmp_path, inventory_doc, with_bus, "http"
+        ) as stack:
             req = stack.request()
             handle = await stack.start(req)
             await wait_phase(handle, Phase.READY)

@@ -21,10 +21,17 @@ from contracts.reconcile import (
     compensation_id,
 )
 from contracts.spare import SPARE_LABEL, Phase
-from tests.stack import Stack, ledger_reservations, wait_phase
+from tests.stack import Provisioner, Stack, ledger_reservations, wait_phase
 from worker.schedules import apply_reconcile_schedule
 from workflows.prepare_spare import PrepareSpare
 from workflows.reconcile_spares import ReconcileSpares
+
+
+@pytest.fixture
+def provisioner() -> Provisioner:
+    """The lab hypervisor's API: making the VM is not the point here (the playbook's own
+    tests cover it)."""
+    return "http"
 
 
 async def test_an_orphan_is_released_and_a_running_spare_is_left_alone(stack: Stack) -> None:

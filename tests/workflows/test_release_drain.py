@@ -13,8 +13,15 @@ from contracts.spare import Phase, ReleaseRequest
 from lab.kube_api import block_budget_name
 from lab.kube_pods import SHUTDOWN_ANNOTATION
 from tests.helpers import assert_eventually
-from tests.stack import Stack, ledger_reservations, wait_phase
+from tests.stack import Provisioner, Stack, ledger_reservations, wait_phase
 from workflows.prepare_spare import PrepareSpare
+
+
+@pytest.fixture
+def provisioner() -> Provisioner:
+    """The lab hypervisor's API: making the VM is not the point here (the playbook's own
+    tests cover it)."""
+    return "http"
 
 
 async def event(stack: Stack, spare_id: str, event_type: str) -> dict[str, Any]:

@@ -12,8 +12,15 @@ from temporalio.api.enums.v1 import PendingActivityState
 
 from contracts.spare import Phase, ReleaseRequest, SpareStatus
 from tests.helpers import assert_ended_quietly, assert_eventually
-from tests.stack import Stack, wait_phase
+from tests.stack import Provisioner, Stack, wait_phase
 from workflows.prepare_spare import PrepareSpare
+
+
+@pytest.fixture
+def provisioner() -> Provisioner:
+    """The lab hypervisor's API: making the VM is not the point here (the playbook's own
+    tests cover it)."""
+    return "http"
 
 
 async def ready_spare(stack: Stack, **fields: Any) -> tuple[Any, Any]:

@@ -56,7 +56,9 @@ async def stack_with(
     inventory_doc: dict[str, Any],
 ) -> AsyncIterator[Stack]:
     configure = with_receivers(receivers)
-    async with running_stack(client, task_queue, tmp_path, inventory_doc, configure) as stack:
+    async with running_stack(
+        client, task_queue, tmp_path, inventory_doc, configure, "http"
+    ) as stack:
         yield stack
 
 
