@@ -11,7 +11,9 @@ reported in the heartbeat, and the judgement waits for the API to answer again.
 
 The watch also ends, at once, when the Node carries RELEASING_ANNOTATION (the release's cordon
 sets it): a cancel reaches an activity only with its next heartbeat, seconds later, and the
-spare waits for its watch to end before it does. When its worker begins to stop, the watch
+spare waits for its watch to end before it does. A warm spare's watch (given its `owner`)
+ends the same way when its Node is labelled with another spare's id: the claiming spare took
+the Node over, and the warm spare is ending. When its worker begins to stop, the watch
 fails at once (a benign, retried error) so that it resumes on another worker rather than hold
 the shutdown for its grace period.
 """
@@ -31,7 +33,7 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from contracts.spare import RELEASING_ANNOTATION
+from contracts.spare import RELEASING_ANNOTATION, SPARE_ID_LABEL
 
 from .timeouts import QuietHeartbeat, heartbeat_interval
 
@@ -49,6 +51,9 @@ class WatchNodeHealthInput(BaseModel):
     unhealthy_after_seconds: float = Field(default=300, gt=0)
     until: Literal["unhealthy", "healthy"] = "unhealthy"
     poll_hint_seconds: float = Field(default=5, gt=0)
+    # Set for a warm spare: the watch ends (as `releasing`) once the Node's spare-id label
+    # names another spare, the one that claimed it.
+    owner: str | None = None
 
 
 class NodeHealthResult(BaseModel):
@@ -57,7 +62,7 @@ class NodeHealthResult(BaseModel):
     # What is wrong, in words: "Ready=Unknown (NodeStatusUnknown), taint node.kubernetes.io/...".
     reason: str = ""
     since: datetime | None = None
-    # The Node is being released (cordoned by a release): the hold is over.
+    # The Node is being released (cordoned by a release) or was taken over: the hold is over.
     releasing: bool = False
 
 
@@ -84,7 +89,8 @@ def health_problems(node: Node | Mapping[str, Any] | None) -> list[str]:
 class _Health:
     """What the watch saw last, and since when (the loop's clock) it has been unhealthy."""
 
-    def __init__(self, resumed_since: datetime | None) -> None:
+    def __init__(self, resumed_since: datetime | None, owner: str | None = None) -> None:
+        self.owner = owner
         self.problems: list[str] = []
         self.known = False
         self.releasing = False
@@ -96,7 +102,7 @@ class _Health:
 
     def observe(self, node: Node | Mapping[str, Any] | None) -> None:
         self.problems = health_problems(node)
-        self.releasing = _releasing(node)
+        self.releasing = _releasing(node) or _taken_over(node, self.owner)
         self.known = True
         self.api_error = None
         if not self.problems:
@@ -123,6 +129,19 @@ def _releasing(node: Node | Mapping[str, Any] | None) -> bool:
     else:
         annotations = (node.metadata.annotations if node.metadata else None) or {}
     return RELEASING_ANNOTATION in annotations
+
+
+def _taken_over(node: Node | Mapping[str, Any] | None, owner: str | None) -> bool:
+    """The Node carries another spare's id than `owner`'s. (A missing label says nothing: a
+    cached Node may predate its labels.)"""
+    if node is None or owner is None:
+        return False
+    if isinstance(node, Mapping):
+        labels = (node.get("metadata") or {}).get("labels") or {}
+    else:
+        labels = (node.metadata.labels if node.metadata else None) or {}
+    holder = labels.get(SPARE_ID_LABEL)
+    return holder is not None and holder != owner
 
 
 def _resumed_since() -> datetime | None:
@@ -232,7 +251,7 @@ class NodeWatchHub:
 
 
 async def watch_node_health(hub: NodeWatchHub, inp: WatchNodeHealthInput) -> NodeHealthResult:
-    health = _Health(_resumed_since())
+    health = _Health(_resumed_since(), inp.owner)
     beats = QuietHeartbeat()
     every = heartbeat_interval(inp.poll_hint_seconds)
     beating = asyncio.create_task(beats.keep_beating(every, health.details))

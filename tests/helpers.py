@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from temporalio.client import Client
+import pytest
+from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
@@ -51,3 +53,30 @@ def new_worker(
         workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
         **options,
     )
+
+
+ACTIVITY_ENDS = (
+    "activity_task_completed_event_attributes",
+    "activity_task_canceled_event_attributes",
+    "activity_task_failed_event_attributes",
+    "activity_task_timed_out_event_attributes",
+)
+
+
+async def assert_ended_quietly(
+    handle: WorkflowHandle[Any, Any],
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """The closed workflow's every activity ended in its history, none is pending, and the
+    test logged no traceback and no warning of the SDK or its core (on stdout or stderr)."""
+    history = await handle.fetch_history()
+    kinds: list[str | None] = [e.WhichOneof("attributes") for e in history.events]
+    scheduled = kinds.count("activity_task_scheduled_event_attributes")
+    ended = sum(kinds.count(end) for end in ACTIVITY_ENDS)
+    assert ended == scheduled, "an activity of the workflow never ended"
+    assert not (await handle.describe()).raw_description.pending_activities
+    loud = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert not loud, [r.getMessage() for r in loud]
+    out, err = capfd.readouterr()
+    assert "not found" not in (out + err).lower()

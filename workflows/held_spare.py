@@ -165,6 +165,8 @@ class HeldSpare:
                 unhealthy_after_seconds=self.req.unhealthy_after_seconds,
                 until="healthy" if until == "healthy" else "unhealthy",
                 poll_hint_seconds=WATCH_POLL_SECONDS,
+                # A warm spare's watch ends when its claimant labels the Node as its own.
+                owner=self.status.spare_id if self.req.warm_pool is not None else None,
             ),
             start_to_close_timeout=timedelta(seconds=remaining + 60),
             heartbeat_timeout=self.req.timeouts.heartbeat,

@@ -272,6 +272,10 @@ class PrepareSpare:
             # The claiming spare owns the VM, the Node and the reservation now.
             self._status.handed_to = self._handed_to
             self._enter(Phase.HANDED_OVER, f"handed over to {self._handed_to}")
+            if self._held is not None:
+                # Its Node patch ends the watch: wait for that, so no activity outlives this
+                # workflow or completes against it once closed.
+                await self._held.stopped()
             await self._notifier.drain()
             return SpareResult(
                 spare_id=spare_id,

@@ -24,7 +24,7 @@ from activities.kubernetes import (
     readiness_gaps,
 )
 from contracts.drain import DrainOutcome, DrainPolicy
-from contracts.spare import CLUSTER_LABEL, SPARE_LABEL
+from contracts.spare import CLUSTER_LABEL, SPARE_ID_LABEL, SPARE_LABEL
 from lab.kube_pods import SHUTDOWN_ANNOTATION
 from lab.kube_testing import KubeLab, eventually, kube_lab
 
@@ -483,6 +483,25 @@ async def test_watch_until_healthy_returns_when_the_node_recovers(
     watching = asyncio.create_task(Heartbeats().env.run(acts.watch_node_health, inp))
     await lab.kubelet.mark_ready("vm1")
     assert (await asyncio.wait_for(watching, 10)).healthy
+
+
+async def test_a_warm_watch_ends_when_another_spare_takes_its_node_over(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    await _ready_node(lab, **{SPARE_ID_LABEL: "warm-1"})
+    beats = Heartbeats()
+    inp = WatchNodeHealthInput(node_name="vm1", owner="warm-1", poll_hint_seconds=0.2)
+    watching = asyncio.create_task(beats.env.run(acts.watch_node_health, inp))
+    await eventually(
+        lambda: beats.saw({"problems": [], "unhealthy_since": None, "api_error": None})
+    )
+    assert not watching.done()  # its own label: it keeps watching
+    node = lab.api.store.get("nodes", "", "vm1")
+    assert node is not None
+    node["metadata"]["labels"][SPARE_ID_LABEL] = "claimant-1"
+    lab.api.store.replace("nodes", "", "vm1", node)
+    result = await asyncio.wait_for(watching, 10)
+    assert result.releasing and result.healthy
 
 
 async def test_count_unhealthy_spares_of_one_cluster(

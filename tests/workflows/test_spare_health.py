@@ -11,7 +11,7 @@ import pytest
 from temporalio.api.enums.v1 import PendingActivityState
 
 from contracts.spare import Phase, ReleaseRequest, SpareStatus
-from tests.helpers import assert_eventually
+from tests.helpers import assert_ended_quietly, assert_eventually
 from tests.stack import Provisioner, Stack, wait_phase
 from workflows.prepare_spare import PrepareSpare
 
@@ -21,9 +21,6 @@ def provisioner() -> Provisioner:
     """The lab hypervisor's API: making the VM is not the point here (the playbook's own
     tests cover it)."""
     return "http"
-
-
-SCHEDULED = "activity_task_scheduled_event_attributes"
 
 
 async def ready_spare(stack: Stack, **fields: Any) -> tuple[Any, Any]:
@@ -153,21 +150,4 @@ async def test_a_released_spares_watch_ends_before_the_spare_and_logs_nothing(
     history = await handle.fetch_history()
     kinds = [e.WhichOneof("attributes") for e in history.events]
     assert "activity_task_cancel_requested_event_attributes" in kinds
-    scheduled = [e for e in history.events if e.WhichOneof("attributes") == SCHEDULED]
-    ended = [
-        e
-        for e in history.events
-        if e.WhichOneof("attributes")
-        in (
-            "activity_task_completed_event_attributes",
-            "activity_task_canceled_event_attributes",
-            "activity_task_failed_event_attributes",
-            "activity_task_timed_out_event_attributes",
-        )
-    ]
-    assert len(ended) == len(scheduled), "an activity of the spare never ended"
-    assert not (await handle.describe()).raw_description.pending_activities
-    # No traceback, no warning of the SDK or its core (which writes to stderr).
-    loud = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
-    assert not loud, [r.getMessage() for r in loud]
-    assert "not found" not in capfd.readouterr().err.lower()
+    await assert_ended_quietly(handle, caplog, capfd)

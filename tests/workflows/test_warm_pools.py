@@ -4,19 +4,21 @@ that does not match takes the usual path, the pool refills, and `size: 0` drains
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import Client, WorkflowFailureError
 
 from contracts.reconcile import ReconcileInput
 from contracts.spare import SPARE_ID_LABEL, Phase, ReleaseRequest
 from contracts.warm import WARM_LABEL
 from contracts.warm import warm_pool_workflow_id as pool_id
-from tests.helpers import assert_eventually
+from tests.helpers import assert_ended_quietly, assert_eventually
 from tests.stack import Stack, ledger_reservations, wait_phase
 from tests.warm_stack import (
     SHAPE,
@@ -57,11 +59,24 @@ def warm_taints(n: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 async def test_a_pool_fills_hands_a_spare_over_refills_and_drains(
-    stack: Stack, pool_name: str
+    stack: Stack,
+    pool_name: str,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
+    caplog.set_level(logging.INFO)
     await apply_warm_pools(stack.client, stack.settings, stack.task_queue)
     view = await wait_pool(stack, pool_name, ready=3)
     warm_ids = {s.spare_id for s in view.spares}
+
+    async def watched() -> None:
+        for spare_id in warm_ids:
+            described = await stack.client.get_workflow_handle(spare_id).describe()
+            pending = described.raw_description.pending_activities
+            assert [a.activity_type.name for a in pending] == ["watch_node_health"], spare_id
+            assert pending[0].state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
+
+    await assert_eventually(watched)
     for spare_id in warm_ids:
         n = node(stack, spare_id)
         assert n["metadata"]["labels"][WARM_LABEL] == pool_name
@@ -90,6 +105,8 @@ async def test_a_pool_fills_hands_a_spare_over_refills_and_drains(
     warm_handle = stack.client.get_workflow_handle(taken)
     handed = await warm_handle.result()
     assert handed["phase"] == Phase.HANDED_OVER and handed["handed_to"] == req.spare_id
+    # Its Node's watch ended before it did, and the hand-over logged nothing.
+    await assert_ended_quietly(warm_handle, caplog, capfd)
 
     # The orphan sweep sees who looks after the handed-over VM: the spare that claimed it.
     swept = await stack.client.execute_workflow(
