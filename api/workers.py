@@ -48,13 +48,14 @@ async def require_worker(client: Client, task_queue: str) -> None:
     now = time.monotonic()
     cached = _answers.get(key)
     if cached is None or now - cached[0] > CACHE_SECONDS:
-        cached = (now, await _why_no_worker(client, task_queue))
+        cached = (now, await why_no_worker(client, task_queue))
         _answers[key] = cached
     if cached[1] is not None:
         raise TemporalUnavailable(no_worker_message(task_queue, cached[1]))
 
 
-async def _why_no_worker(client: Client, task_queue: str) -> str | None:
+async def why_no_worker(client: Client, task_queue: str) -> str | None:
+    """Why no worker answers on `task_queue` (None when one polled lately), uncached."""
     request = DescribeTaskQueueRequest(
         namespace=client.namespace,
         task_queue=TaskQueue(name=task_queue),

@@ -14,6 +14,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from api.workers import why_no_worker
 from worker.worker import SANDBOX_PASSTHROUGH
 
 T = TypeVar("T")
@@ -80,3 +81,13 @@ async def assert_ended_quietly(
     assert not loud, [r.getMessage() for r in loud]
     out, err = capfd.readouterr()
     assert "not found" not in (out + err).lower()
+
+
+async def until_polled(client: Client, task_queue: str) -> None:
+    """Wait until the server has seen the worker poll `task_queue`: the API refuses calls that
+    need a worker (503) until then, which a test that has just started one must not meet."""
+
+    async def polled() -> None:
+        assert await why_no_worker(client, task_queue) is None
+
+    await assert_eventually(polled)

@@ -18,7 +18,7 @@ from contracts.ledger import Reservation, ledger_workflow_id
 from contracts.spare import Phase, SpareRequest, spare_workflow_id
 from lab.stack import DEFAULT_INVENTORY, LabStack
 from runtime.settings import Settings
-from tests.helpers import assert_eventually
+from tests.helpers import assert_eventually, until_polled
 from tests.known_secrets import WEBHOOK_SECRET
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
@@ -174,6 +174,7 @@ async def running_stack(
             if configure is not None:
                 settings = configure(settings)
             async with running_worker(settings, client, task_queue=task_queue):
+                await until_polled(client, task_queue)
                 yield Stack(client, lab, settings, task_queue, inventory, receiver_url, app)
     finally:
         await lab.stop()
