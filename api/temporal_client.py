@@ -36,8 +36,12 @@ def is_unavailable(err: BaseException) -> bool:
 
 def is_no_worker(err: RPCError) -> bool:
     """A query or update nobody took up: the call's own deadline passed (the SDK reports its
-    rpc_timeout as CANCELLED), or the server saw no poller on the task queue lately."""
+    rpc_timeout as CANCELLED, or the server saw it pass first: DEADLINE_EXCEEDED "query timed
+    out before a worker could process it"), or the server saw no poller on the task queue
+    lately."""
     if err.status == RPCStatusCode.CANCELLED:
+        return True
+    if err.status == RPCStatusCode.DEADLINE_EXCEEDED and "worker" in err.message:
         return True
     return err.status == RPCStatusCode.FAILED_PRECONDITION and "no poller" in err.message
 

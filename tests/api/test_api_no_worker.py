@@ -11,8 +11,10 @@ import httpx
 import pytest
 from temporalio import workflow
 from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
 
 from api import spare_ops
+from api.temporal_client import is_no_worker
 from contracts.spare import (
     PREPARE_SPARE,
     RELEASE_UPDATE,
@@ -95,3 +97,19 @@ async def test_a_worker_that_just_left_gives_503_after_the_bounded_timeout(
     assert "no virtflow worker answered" in unavailable(await api.get(f"/v1/spares/{spare_id}"))
     released = unavailable(await api.post(f"/v1/spares/{spare_id}/release", json={}))
     assert f"no virtflow worker accepted the release of {spare_id}" in released
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "no_worker"),
+    [
+        (RPCStatusCode.CANCELLED, "Timeout expired", True),
+        (RPCStatusCode.DEADLINE_EXCEEDED, "query timed out before a worker could process it", True),
+        (RPCStatusCode.FAILED_PRECONDITION, "no poller seen for task queue recently", True),
+        (RPCStatusCode.DEADLINE_EXCEEDED, "context deadline exceeded", False),
+        (RPCStatusCode.FAILED_PRECONDITION, "workflow execution already completed", False),
+    ],
+)
+def test_whichever_deadline_passes_first_a_call_nobody_took_up_reads_as_no_worker(
+    status: RPCStatusCode, message: str, no_worker: bool
+) -> None:
+    assert is_no_worker(RPCError(message, status, b"")) is no_worker
