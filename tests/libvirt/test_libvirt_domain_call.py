@@ -1,5 +1,7 @@
-"""The libvirt create's one call to libvirt (playbooks/library/virtflow_libvirt_domain.py):
-what it tells apart, and what a retried create does to a domain that exists.
+"""The libvirt create's two steps (playbooks/action_plugins): the disk and seed made by one
+command on the host (virtflow_host_command, its input on stdin) and the domain made by one
+call to libvirt (virtflow_libvirt_domain): what the call tells apart, what a retried create
+does to a domain that exists, and a disk made without a seed.
 
 No libvirtd: libvirt's own test driver (`test:///<file>`, inside the client library) stands
 for the host, with the domain of the file already there; an unreachable libvirt is a socket
@@ -9,6 +11,7 @@ that does not exist. Each case is one real playbook run (~2 s).
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -117,3 +120,22 @@ async def test_a_retried_create_reports_the_domain_there_and_gives_it_a_fresh_se
         assert b"token-of-attempt-1" in opened.read()
     assert seed.stat().st_mode & 0o077 == 0  # it holds the token: its owner's only
     assert sorted(p.name for p in seed.parent.iterdir()) == [seed.name]
+
+
+async def test_a_disk_without_a_seed_is_made_from_the_image_and_nothing_waits_for_input(
+    create: ProvisioningActivities, tmp_path: Path
+) -> None:
+    if shutil.which("qemu-img") is None:
+        pytest.skip("qemu-img is not installed: apt-get install qemu-utils")
+    base = tmp_path / "base.qcow2"
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", str(base), "16M"], check=True)
+    provisioner = create.provisioner
+    assert isinstance(provisioner, AnsibleProvisioner)
+    provisioner.extravars["libvirt_uri_template"] = "test:///default"
+    spec = VmSpec(name="spare-z-r1", host="localhost", cpu=1, memory_mb=64, image=str(base))
+    facts = await ActivityEnvironment().run(create.create_vm, CreateVmInput(spec=spec))
+    assert facts.name == "spare-z-r1"
+    disk = tmp_path / "images" / "spare-z-r1.qcow2"
+    info = subprocess.run(["qemu-img", "info", str(disk)], capture_output=True, text=True)
+    assert str(base) in info.stdout  # an overlay of the image
+    assert sorted(p.name for p in disk.parent.iterdir()) == [disk.name]

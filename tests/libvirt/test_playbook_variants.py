@@ -31,7 +31,7 @@ MODULES = (
     "community.proxmox.proxmox_vm_info",
 )
 # virtflow's own (playbooks/library), documented as Ansible documents a module.
-OWN_MODULES = ("virtflow_libvirt_domain",)
+OWN_MODULES = ("virtflow_host_command", "virtflow_libvirt_domain")
 
 
 def _env(collections: Path) -> dict[str, str]:
