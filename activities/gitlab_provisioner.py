@@ -138,11 +138,17 @@ class GitLabProvisioner:
         return facts
 
     async def destroy_vm(
-        self, name: str, host: str | None, progress: Progress | None = None
+        self,
+        name: str,
+        host: str | None,
+        progress: Progress | None = None,
+        *,
+        vmid: int | None = None,
     ) -> None:
-        await self._run_pipeline(
-            pipeline_variables("destroy", vm_name=name, vm_host=host), progress
+        variables = pipeline_variables(
+            "destroy", vm_name=name, vm_host=host, vm_vmid=None if vmid is None else str(vmid)
         )
+        await self._run_pipeline(variables, progress)
 
     async def describe_vm(self, name: str, progress: Progress | None = None) -> VmFacts | None:
         job = await self._run_pipeline(pipeline_variables("describe", vm_name=name), progress)

@@ -65,7 +65,12 @@ class HttpProvisioner:
         return VmFacts.model_validate(response.json())
 
     async def destroy_vm(
-        self, name: str, host: str | None, progress: Progress | None = None
+        self,
+        name: str,
+        host: str | None,
+        progress: Progress | None = None,
+        *,
+        vmid: int | None = None,  # the service names a VM at once: the name finds it
     ) -> None:
         if progress is not None:
             progress(f"DELETE /vms/{name}")

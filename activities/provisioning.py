@@ -65,6 +65,9 @@ class CreateVmInput(BaseModel):
 class DestroyVmInput(BaseModel):
     name: str
     host: str | None = None
+    # The VM id placement chose, where the hypervisor names a VM only once it is made (a
+    # Proxmox clone in flight has no name yet): the destroy then finds it by id.
+    vmid: int | None = None
 
 
 class DescribeVmInput(BaseModel):
@@ -104,7 +107,12 @@ class Provisioner(Protocol):
     async def create_vm(self, spec: VmSpec, progress: Progress | None = None) -> VmFacts: ...
 
     async def destroy_vm(
-        self, name: str, host: str | None, progress: Progress | None = None
+        self,
+        name: str,
+        host: str | None,
+        progress: Progress | None = None,
+        *,
+        vmid: int | None = None,
     ) -> None: ...
 
     async def describe_vm(self, name: str, progress: Progress | None = None) -> VmFacts | None: ...
@@ -221,9 +229,16 @@ class AnsibleProvisioner:
         return VmFacts.model_validate(vm)
 
     async def destroy_vm(
-        self, name: str, host: str | None, progress: Progress | None = None
+        self,
+        name: str,
+        host: str | None,
+        progress: Progress | None = None,
+        *,
+        vmid: int | None = None,
     ) -> None:
-        await self._run("destroy_vm.yml", {"vm_name": name, "vm_host": host}, progress)
+        await self._run(
+            "destroy_vm.yml", {"vm_name": name, "vm_host": host, "vm_vmid": vmid}, progress
+        )
 
     async def describe_vm(self, name: str, progress: Progress | None = None) -> VmFacts | None:
         outcome = await self._run("describe_vm.yml", {"vm_name": name}, progress)
@@ -404,7 +419,9 @@ class ProvisioningActivities:
     @activity.defn
     async def destroy_vm(self, input: DestroyVmInput) -> None:
         await self._guarded(
-            lambda progress: self.provisioner.destroy_vm(input.name, input.host, progress)
+            lambda progress: self.provisioner.destroy_vm(
+                input.name, input.host, progress, vmid=input.vmid
+            )
         )
 
     @activity.defn

@@ -31,6 +31,7 @@ from pydantic_settings import (
 from rich.console import Console
 
 from activities.notify import ReceiverConfig
+from placement.errors import field_path
 from runtime.settings import CONFIG_ENV, DEFAULT_SECRETS_DIR, REPO_ROOT, SECRETS_DIR_ENV, Settings
 from runtime.temporal_profile import TemporalProfileError, TemporalProfileSource, origin
 
@@ -50,7 +51,7 @@ def problems(error: ValidationError) -> list[str]:
     """One line per bad key: `key (VIRTFLOW_KEY): what is wrong`."""
     lines = []
     for item in error.errors(include_url=False):
-        key = ".".join(str(part) for part in item["loc"]) or "settings"
+        key = field_path(item["loc"]) or "settings"
         top = str(item["loc"][0]) if item["loc"] else ""
         where = f"{key} ({env_name(top)})" if top in Settings.model_fields else key
         lines.append(f"{where}: {item['msg']}")

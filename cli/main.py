@@ -21,6 +21,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 from temporalio.client import Client
 
@@ -33,6 +34,7 @@ from api.errors import (
 )
 from api.explain import ExplainBody
 from contracts.spare import Phase, SpareRequest
+from placement.errors import field_path
 from runtime.logging_setup import configure_logging
 from runtime.settings import CONFIG_ENV, Settings, get_settings
 from runtime.temporal_profile import TemporalProfileError
@@ -84,13 +86,14 @@ NOT_READY_END = {Phase.FAILED, Phase.CANCELLED, Phase.RELEASED, Phase.COMPENSATI
 
 
 def fail(message: str, code: int) -> NoReturn:
-    err_console.print(f"[red]error:[/] {message}", highlight=False)
+    # The message may hold any text (a key, a name): printed as it is, never read as markup.
+    err_console.print(f"[red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(code)
 
 
 def _one_line(err: ValidationError) -> str:
     first = err.errors(include_url=False)[0]
-    where = ".".join(str(part) for part in first["loc"]) or "input"
+    where = field_path(first["loc"]) or "input"
     more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
     return f"{where}: {first['msg']}{more}"
 

@@ -22,6 +22,8 @@ class ReleaseInput(BaseModel):
     spare_id: str
     vm_name: str
     host: str | None = None
+    # The VM id placement chose (None: the hypervisor picks one, or it is not known).
+    vmid: int | None = None
     inventory: str = "default"
     drain_timeout_seconds: int = Field(default=600, ge=1)
     # None: the worker's `drain_policy` (the drain activity applies it).

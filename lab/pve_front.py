@@ -2,12 +2,16 @@
 
 The lab judges the Proxmox path with an API fake written by others (fakepve, a test-time tool,
 never imported here). This front sits before it on loopback, passes every request through
-unchanged, and adds two things a real cluster does:
+unchanged, and adds three things a real cluster does:
 
 - **The stats delay.** `GET /cluster/resources` takes a VM's name and status from pvestatd,
   which refreshes every 10 s: a VM cloned a moment ago is listed with no name and status
   `unknown` until the next pass. The front hides both for `stats_delay` seconds after a clone
   through it made the VM (0: no delay).
+- **A clone's temporary config.** While a clone runs, the new VM's config on its node is PVE's
+  placeholder (`lock: clone`, description `qmclone temporary file`): no name yet, so the node's
+  VM list shows it as `VM <vmid>` until the clone ends. The front answers that way for any VM
+  locked `clone` (the API fake names it at once).
 - **A guest that boots.** When a start task of a VM whose config has `cicustom: user=<storage>:
   snippets/<file>` ends OK, the front reads that snippet where the node keeps the storage's
   snippets (`snippets_dirs`), as PVE does at start, and plays the guest's cloud-init: it writes
@@ -47,6 +51,8 @@ API = "/api2/json"
 _START = re.compile(rf"^{API}/nodes/([^/]+)/qemu/(\d+)/status/start$")
 _CLONE = re.compile(rf"^{API}/nodes/([^/]+)/qemu/(\d+)/clone$")
 _NEWID = re.compile(r"(?:^|&)newid=(\d+)")
+_VM_LIST = re.compile(rf"^{API}/nodes/[^/]+/qemu$")
+_VM_CONFIG = re.compile(rf"^{API}/nodes/[^/]+/qemu/\d+/(?:config|status/current)$")
 _CICUSTOM_USER = re.compile(r"(?:^|,)user=([^:,]+):snippets/([^,]+)")
 # Request headers the front passes on (the client's credentials and what it accepts).
 _PASS_HEADERS = ("Authorization", "Cookie", "CSRFPreventionToken", "Content-Type", "Accept")
@@ -127,6 +133,10 @@ class PveFront:
         path = request.path
         if request.method == "GET" and path == f"{API}/cluster/resources" and status == 200:
             payload = self._delayed_stats(payload)
+        elif request.method == "GET" and status == 200 and _VM_LIST.match(path):
+            payload = _cloning_unnamed(payload)
+        elif request.method == "GET" and status == 200 and _VM_CONFIG.match(path):
+            payload = _cloning_placeholder(payload, path.endswith("/config"))
         elif request.method == "POST" and status == 200 and _CLONE.match(path):
             if newid := _NEWID.search(body.decode(errors="replace")):
                 self._made_at[int(newid[1])] = time.monotonic()
@@ -185,6 +195,32 @@ class PveFront:
             raise
         except Exception:
             log.exception("lab guest of VM %s", vmid)
+
+
+def _cloning_unnamed(payload: bytes) -> bytes:
+    """The node's VM list: a VM mid-clone has no name of its own yet (PVE lists `VM <vmid>`)."""
+    document = json.loads(payload)
+    for entry in document.get("data") or []:
+        if entry.get("lock") == "clone":
+            entry["name"] = f"VM {entry['vmid']}"
+    return json.dumps(document).encode()
+
+
+def _cloning_placeholder(payload: bytes, config: bool) -> bytes:
+    """A VM mid-clone: its config is PVE's placeholder, its status carries no name of its own."""
+    document = json.loads(payload)
+    data = document.get("data")
+    if not isinstance(data, dict) or data.get("lock") != "clone":
+        return payload
+    if config:
+        document["data"] = {
+            "lock": "clone",
+            "description": "qmclone temporary file\n",
+            "digest": data.get("digest", ""),
+        }
+    elif "vmid" in data:
+        data["name"] = f"VM {data['vmid']}"
+    return json.dumps(document).encode()
 
 
 async def _cloud_init(user_data: str, guest: Guest) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import repeat
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -94,19 +96,16 @@ class PerHostScore:
 
 @dataclass(eq=False)
 class RequestContext:
-    """Per-request state computed once before any host is looked at."""
+    """Per-request state computed once before any host is looked at (or on first use)."""
 
     request: VmRequest
     policy: Policy
     existing_vms: Sequence[ExistingVm]
-    # Hosts holding a VM of the request's anti-affinity group, and their domains under the
-    # request's anti_affinity_scope (hosts lacking that key are in `group_hosts` only).
-    group_hosts: frozenset[str]
-    group_domains: frozenset[str]
     name_regex: re.Pattern[str] | None
     # Every host of the inventory: spread and near look beyond the host being filtered.
     table: HostTable
     memo: dict[str, Any] = field(default_factory=dict)
+    _group_rows: dict[str, IntArray] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(
@@ -116,16 +115,44 @@ class RequestContext:
         existing_vms: Sequence[ExistingVm],
         table: HostTable,
     ) -> RequestContext:
-        group = request.anti_affinity_group
-        hosts = frozenset(v.host for v in existing_vms if group is not None and v.group == group)
+        regex = re.compile(request.node_name_regex) if request.node_name_regex else None
+        return cls(request, policy, existing_vms, regex, table)
+
+    @cached_property
+    def group_hosts(self) -> frozenset[str]:
+        """Hosts holding a VM of the request's anti-affinity group (in the table or not)."""
+        group = self.request.anti_affinity_group
+        if group is None:
+            return frozenset()
+        return frozenset(vm.host for vm in self.existing_vms if vm.group == group)
+
+    @cached_property
+    def group_domains(self) -> frozenset[str]:
+        """The domains of `group_hosts` under the request's anti_affinity_scope (hosts of the
+        table that have that key)."""
         domains: set[str] = set()
-        for name in hosts:
-            i = table.index.get(name)
-            domain = None if i is None else domain_of(table.hosts[i], request.anti_affinity_scope)
+        for name in self.group_hosts:
+            i = self.table.index.get(name)
+            domain = (
+                None
+                if i is None
+                else domain_of(self.table.hosts[i], self.request.anti_affinity_scope)
+            )
             if domain is not None:
                 domains.add(domain)
-        regex = re.compile(request.node_name_regex) if request.node_name_regex else None
-        return cls(request, policy, existing_vms, hosts, frozenset(domains), regex, table)
+        return frozenset(domains)
+
+    def group_rows(self, group: str) -> IntArray:
+        """Table rows of the hosts of `group`'s existing VMs, one per VM (a VM on a host
+        outside the table is left out). One pass over the VMs per request and group, shared by
+        anti-affinity and spread."""
+        rows = self._group_rows.get(group)
+        if rows is None:
+            hosts = [vm.host for vm in self.existing_vms if vm.group == group]
+            found = np.fromiter(map(self.table.index.get, hosts, repeat(-1)), dtype=np.int64)
+            rows = found[found >= 0]
+            self._group_rows[group] = rows
+        return rows
 
     def near_target(self) -> NearDomain | None:
         """The host and domain the request's `near` names (once per request); None without."""

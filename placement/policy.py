@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from .errors import PolicyError
+from .errors import PolicyError, field_path
 from .models import Policy
 from .pipeline import build_pipeline
 from .registry import PluginRegistry, default_registry
@@ -23,7 +23,7 @@ __all__ = ["PolicyError", "load_policy", "parse_policy"]
 def first_error(exc: ValidationError, prefix: str = "") -> tuple[str, str]:
     """The first validation error as (dotted key, message)."""
     err = exc.errors()[0]
-    key = ".".join(str(part) for part in (*([prefix] if prefix else []), *err["loc"]))
+    key = field_path((*([prefix] if prefix else []), *err["loc"]))
     return key or prefix or "input", err["msg"]
 
 

@@ -34,6 +34,14 @@ def object_array(values: Sequence[object]) -> ObjectArray:
     return out
 
 
+def _packed(names: list[str]) -> tuple[str, ...]:
+    """Equal copies of `names`, allocated one after the other. An explanation hashes and
+    references every host name: names read in order from adjacent memory take a fraction of
+    the cache misses of names scattered among each host's other objects."""
+    scratch = [name + "." for name in names]
+    return tuple(name[:-1] for name in scratch)
+
+
 @dataclass(frozen=True, eq=False)
 class Domains:
     """Hosts' domains under one topology key: `code[i]` indexes `values`, -1 lacks the key."""
@@ -127,10 +135,11 @@ class HostTable:
                     out[name][i] = count
             return out
 
+        names = _packed([h.name for h in ordered])
         return cls(
             hosts=ordered,
-            names=tuple(h.name for h in ordered),
-            index={h.name: i for i, h in enumerate(ordered)},
+            names=names,
+            index={name: i for i, name in enumerate(names)},
             unschedulable=np.array([h.unschedulable for h in ordered], dtype=bool),
             dedicated=np.array([h.dedicated for h in ordered], dtype=bool),
             pool=ints(pools),

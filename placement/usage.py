@@ -4,36 +4,61 @@
 `CandidateUsage` the candidates' only. Columns are computed on first use and shared by the
 plugins of one request: the resources filter computes the requested CPU and memory, and the
 scores reuse them for the candidates. A column a request does not need (disk, say) is never
-computed. The scores read `Amounts`, the candidates' columns as float64: every amount is an
-integer below 2**53, so the floats are exact, and float arithmetic is several times faster than
-int64 division.
+computed. The scores read `Scored`, the candidates' scored resources as float64 rows: every
+amount is an integer below 2**53, so the floats are exact, and float arithmetic is several times
+faster than int64 division. The free room and capacities behind it are kept per table (they do
+not depend on the request), so a request gathers two rows blocks and subtracts its amounts.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
-from .models import AllocationRatios, Host, VmRequest
+from .models import AllocationRatios, Host, Policy, VmRequest
 from .table import FloatArray, HostTable, IntArray
 
 # Score resources: the request's amount and the table's (capacity, allocated) columns.
 SCORED = ("cpu", "memory_mb", "disk_gb")
 
 
-@dataclass(frozen=True, eq=False)
-class Amounts:
-    """One resource of the candidates, as exact floats: effective capacity, the capacity as a
-    divisor (a zero capacity divides by 1), and the amount requested once the new VM is on
-    the host; `largest_cap` bounds every capacity of the table."""
+def scored_resources(policy: Policy) -> tuple[str, ...]:
+    """The resources the scores read: CPU and memory, and disk when it has a weight."""
+    return SCORED if policy.resource_weights.disk_gb > 0 else SCORED[:2]
 
-    cap: FloatArray
+
+@dataclass(frozen=True, eq=False)
+class Scored:
+    """The scored resources of the candidates, one row per resource of `resources`, as exact
+    floats: `free` is the effective capacity less the amount requested once the new VM is on
+    the host (negative when over), `cap_or_1` the capacity as a divisor (a zero capacity
+    divides by 1), `asked` the request's amounts; `largest_cap` bounds every capacity of the
+    table. One numpy call computes a step for every resource at once."""
+
+    resources: tuple[str, ...]
+    asked: tuple[int, ...]
+    free: FloatArray
     cap_or_1: FloatArray
-    req: FloatArray
-    largest_cap: float = 0.0
+    largest_cap: float
+    table_cap: FloatArray = field(repr=False)
+    idx: IntArray = field(repr=False)
+
+    @cached_property
+    def cap(self) -> FloatArray:
+        """The effective capacity itself (0 where it is 0)."""
+        return np.take(self.table_cap, self.idx, axis=1)
+
+    def requested(self) -> FloatArray:
+        """The amount requested once the VM is on the host (a new array)."""
+        return self.cap - self.free
+
+    def requested_or_full(self) -> FloatArray:
+        """`requested()`, except more than the divisor where the capacity is 0: its fraction
+        of `cap_or_1` reads as full there, without looking at the capacity (a new array)."""
+        return self.cap_or_1 - self.free
 
 
 @dataclass(frozen=True)
@@ -123,67 +148,40 @@ class CandidateUsage:
     def __init__(self, whole: TableUsage, idx: IntArray) -> None:
         self.whole = whole
         self.idx = idx
-        self._amounts: dict[str, Amounts] = {}
+        self._scored: dict[tuple[str, ...], Scored] = {}
 
-    @cached_property
-    def cpu_cap(self) -> IntArray:
-        return self.whole.cpu_cap[self.idx]
-
-    @cached_property
-    def cpu_req(self) -> IntArray:
-        return self.whole.cpu_req[self.idx]
-
-    @cached_property
-    def mem_cap(self) -> IntArray:
-        return self.whole.mem_cap[self.idx]
-
-    @cached_property
-    def mem_req(self) -> IntArray:
-        return self.whole.mem_req[self.idx]
-
-    @cached_property
-    def gpu_cap(self) -> IntArray:
-        return self.whole.gpu_cap[self.idx]
-
-    @cached_property
-    def gpu_req(self) -> IntArray:
-        return self.whole.gpu_req[self.idx]
-
-    @cached_property
-    def disk_cap(self) -> IntArray:
-        return self.whole.disk_cap[self.idx]
-
-    @cached_property
-    def disk_req(self) -> IntArray:
-        return self.whole.disk_req[self.idx]
-
-    def amounts(self, resource: str) -> Amounts:
-        """A scored resource (`SCORED`) of the candidates as floats, computed once."""
-        cached = self._amounts.get(resource)
+    def scored(self, resources: tuple[str, ...]) -> Scored:
+        """The rows of `resources` (of `SCORED`) for the candidates, computed once."""
+        cached = self._scored.get(resources)
         if cached is None:
             whole = self.whole
-            table, ratios = whole.table, whole.ratios
-            if resource == "cpu":
-                cap, allocated, asked = whole.cpu_cap, table.cpu_allocated, whole.request.cpu
-                key: tuple[object, ...] = (resource, ratios.cpu, ratios.memory_mb)
-            elif resource == "memory_mb":
-                cap, allocated = whole.mem_cap, table.memory_allocated
-                asked = whole.request.memory_mb
-                key = (resource, ratios.cpu, ratios.memory_mb)
-            else:
-                cap, allocated, asked = whole.disk_cap, table.disk_allocated, whole.request.disk_gb
-                key = (resource,)
-            cap_f, cap_or_1, allocated_f, largest = table.memo(
-                ("float", *key),
-                lambda: (
-                    cap.astype(np.float64),
-                    np.maximum(cap, 1).astype(np.float64),
-                    allocated.astype(np.float64),
-                    float(cap.max(initial=0)),
-                ),
+            free, cap, cap_or_1, largest = whole.table.memo(
+                ("scored", resources, whole.ratios.cpu, whole.ratios.memory_mb),
+                lambda: _scored_columns(whole, resources),
             )
-            req = allocated_f[self.idx]
-            req += asked
-            cached = Amounts(cap_f[self.idx], cap_or_1[self.idx], req, largest)
-            self._amounts[resource] = cached
+            asked = tuple(getattr(whole.request, r) for r in resources)
+            rows = np.take(free, self.idx, axis=1)
+            for row, amount in zip(rows, asked, strict=True):
+                if amount:
+                    row -= amount
+            divisors = np.take(cap_or_1, self.idx, axis=1)
+            cached = Scored(resources, asked, rows, divisors, largest, cap, self.idx)
+            self._scored[resources] = cached
         return cached
+
+
+def _scored_columns(
+    usage: TableUsage, resources: tuple[str, ...]
+) -> tuple[FloatArray, FloatArray, FloatArray, float]:
+    """Per table and allocation ratios, one row per resource, as floats: the free room before
+    any request, the capacity, the capacity as a divisor; and the largest capacity."""
+    table = usage.table
+    columns = {
+        "cpu": (usage.cpu_cap, table.cpu_allocated),
+        "memory_mb": (usage.mem_cap, table.memory_allocated),
+        "disk_gb": (usage.disk_cap, table.disk_allocated),
+    }
+    shape = (len(resources), len(table))
+    cap = np.array([columns[r][0] for r in resources], dtype=np.float64).reshape(shape)
+    allocated = np.array([columns[r][1] for r in resources], dtype=np.float64).reshape(shape)
+    return cap - allocated, cap, np.maximum(cap, 1.0), float(cap.max(initial=0.0))

@@ -30,7 +30,18 @@ def temporal_test_server() -> Path:
 
 # Spares reach their inventory's ledger through Updates; the server's default admits only 10
 # in flight per workflow, and a burst of spares would retry against that limit.
-DEV_SERVER_DYNAMIC_CONFIG = ["--dynamic-config-value", "history.maxInFlightUpdates=500"]
+# The dev server has one history shard, and a shard reads its transfer queue (the tasks that
+# hand workflow tasks to matching, start children, deliver signals) at most 20 times a second
+# by default, with a burst of 20: once a spare and its ledger had made 20 such tasks in a
+# second, every workflow task waited for the next read, 40 ms on average, three times on an
+# idle spare's way to its create-VM activity. A read takes every task that is due, so under
+# a burst 200 reads a second still batch them (docs/BENCHMARKS.md, "Fifth pass").
+DEV_SERVER_DYNAMIC_CONFIG = [
+    "--dynamic-config-value",
+    "history.maxInFlightUpdates=500",
+    "--dynamic-config-value",
+    "history.transferProcessorMaxPollRPS=200",
+]
 # A SQLite file in WAL mode without fsync: about as fast as the in-memory store, and the
 # workflows survive a restart of the dev server.
 DEV_SERVER_SQLITE_PRAGMAS = [

@@ -635,6 +635,7 @@ class PrepareSpare:
                 spare_id=spare_id,
                 vm_name=self._vm_name(spare_id),
                 host=host,
+                vmid=self._status.vmid if self._status else None,
                 inventory=req.inventory,
                 drain_timeout_seconds=req.drain_timeout_seconds,
                 drain_policy=req.drain_policy,

@@ -99,7 +99,7 @@ class ReleaseSpare:
         self._at("destroying the VM")
         await workflow.execute_activity_method(
             ProvisioningActivities.destroy_vm,
-            DestroyVmInput(name=inp.vm_name, host=inp.host),
+            DestroyVmInput(name=inp.vm_name, host=inp.host, vmid=inp.vmid),
             start_to_close_timeout=DESTROY_TIMEOUT,
             heartbeat_timeout=inp.timeouts.heartbeat,
             retry_policy=KEEP_TRYING,

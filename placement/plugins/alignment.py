@@ -21,7 +21,7 @@ from ..framework import RequestContext
 from ..models import Host
 from ..names import RESOURCE_ALIGNMENT
 from ..table import FloatArray, HostTable, IntArray
-from ..usage import SCORED, Usage
+from ..usage import SCORED, Usage, scored_resources
 
 _FIELDS = {"cpu": ("cpu_cap", "cpu_req"), "memory_mb": ("mem_cap", "mem_req"),
            "disk_gb": ("disk_cap", "disk_req")}  # fmt: skip
@@ -63,15 +63,17 @@ class ResourceAlignment:
         return out
 
     def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
-        u = ctx.candidate_usage(table, idx)
+        block = ctx.candidate_usage(table, idx).scored(scored_resources(ctx.policy))
+        weighted = {resource for resource, _ in _resources(ctx)}
         dot = norm_a = norm_f = None
-        for resource, asked in _resources(ctx):
-            amounts = u.amounts(resource)
-            a: FloatArray = np.where(amounts.cap > 0, asked / amounts.cap_or_1, 0.0)
-            free = amounts.cap - amounts.req
-            free += asked  # the room before the VM: capacity - allocated
+        for row, resource in enumerate(block.resources):
+            if resource not in weighted:
+                continue
+            asked, cap, divisor = block.asked[row], block.cap[row], block.cap_or_1[row]
+            a: FloatArray = np.where(cap > 0, asked / divisor, 0.0)
+            free = block.free[row] + asked  # the room before the VM: capacity - allocated
             np.maximum(free, 0.0, out=free)
-            free /= amounts.cap_or_1
+            free /= divisor
             if dot is None or norm_a is None or norm_f is None:
                 dot, norm_a, norm_f = a * free, a * a, free * free
             else:

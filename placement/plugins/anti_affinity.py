@@ -29,15 +29,19 @@ class AntiAffinity:
         return None
 
     def filter_table(self, ctx: RequestContext, table: HostTable) -> BoolArray | None:
-        if not ctx.group_hosts:
+        group = ctx.request.anti_affinity_group
+        if group is None:
+            return None
+        rows = ctx.group_rows(group)
+        if len(rows) == 0:
             return None
         mask = np.zeros(len(table), dtype=bool)
-        for name in ctx.group_hosts:
-            i = table.index.get(name)
-            if i is not None:
-                mask[i] = True
-        if ctx.group_domains and ctx.request.anti_affinity_scope != TOPOLOGY_HOST:
+        mask[rows] = True
+        if ctx.request.anti_affinity_scope != TOPOLOGY_HOST:
             domains = table.domains(ctx.request.anti_affinity_scope)
-            taken = [domains.lookup[d] for d in ctx.group_domains]
-            mask |= np.isin(domains.code, taken)
+            # One extra slot, never taken, for the hosts lacking the key (code -1).
+            taken = np.zeros(len(domains) + 1, dtype=bool)
+            taken[domains.code[rows]] = True
+            taken[-1] = False
+            mask |= taken[domains.code]
         return mask

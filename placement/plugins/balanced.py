@@ -17,7 +17,7 @@ from ..framework import RequestContext
 from ..models import Host
 from ..names import BALANCED_ALLOCATION
 from ..table import FloatArray, HostTable, IntArray
-from ..usage import Amounts
+from ..usage import Scored, scored_resources
 
 
 def _fraction(r: int, cap: int) -> float:
@@ -46,27 +46,26 @@ class BalancedAllocation:
         return out
 
     def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
-        u = ctx.candidate_usage(table, idx)
-        resources = ["cpu", "memory_mb"] + (
-            ["disk_gb"] if ctx.policy.resource_weights.disk_gb else []
-        )
-        std = _std_v([_fraction_v(u.amounts(r)) for r in resources])
+        a = ctx.candidate_usage(table, idx).scored(scored_resources(ctx.policy))
+        std = _std_v(_fractions_v(a))
         # int((1 - std) * 100), in place.
         np.subtract(1.0, std, out=std)
         std *= 100
         return std.astype(np.int64)
 
 
-def _fraction_v(a: Amounts) -> FloatArray:
-    fraction = a.req / a.cap_or_1  # the same division where cap > 0
-    np.minimum(fraction, 1.0, out=fraction)
-    if not a.req.all():  # a zero capacity counts as full, also with nothing requested
-        np.copyto(fraction, 1.0, where=a.cap == 0)
-    return fraction
+def _fractions_v(a: Scored) -> FloatArray:
+    """`min(r / cap, 1)` per resource (a row each), 1 where cap is 0: there the requested
+    amount read against a divisor of 1 is at least 1 (`requested_or_full`)."""
+    fractions = a.requested_or_full()
+    fractions /= a.cap_or_1  # the same division as r / cap where cap > 0
+    np.minimum(fractions, 1.0, out=fractions)
+    return fractions
 
 
-def _std_v(fractions: Sequence[FloatArray]) -> FloatArray:
-    """`_std` per host, with the same operations in the same order (the same floats)."""
+def _std_v(fractions: FloatArray) -> FloatArray:
+    """`_std` per host (a column of `fractions`), with the same operations in the same order
+    (the same floats)."""
     if len(fractions) == 2:
         diff = fractions[0] - fractions[1]
         np.abs(diff, out=diff)

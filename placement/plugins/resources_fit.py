@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from ..framework import FilterMasks, RequestContext
 from ..models import Host, Policy, VmRequest
 from ..names import (
@@ -28,7 +26,7 @@ from ..names import (
     NODE_RESOURCES_FIT,
 )
 from ..table import HostTable, IntArray
-from ..usage import Amounts
+from ..usage import Scored, scored_resources
 from . import strategies as s
 
 
@@ -40,7 +38,7 @@ def _per_resource(policy: Policy, r: int, cap: int) -> int:
     return s.requested_to_capacity(r, cap, policy.ratio_shape)
 
 
-def _per_resource_v(policy: Policy, a: Amounts) -> IntArray:
+def _per_resource_v(policy: Policy, a: Scored) -> IntArray:
     if policy.scoring_strategy == "LeastAllocated":
         return s.least_allocated_v(a)
     if policy.scoring_strategy == "MostAllocated":
@@ -110,15 +108,16 @@ class NodeResourcesFit:
         return out
 
     def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
-        u = ctx.candidate_usage(table, idx)
+        resources = scored_resources(ctx.policy)
+        block = ctx.candidate_usage(table, idx).scored(resources)
+        per_resource = _per_resource_v(ctx.policy, block)
         w = ctx.policy.resource_weights
-        total = np.zeros(len(idx), dtype=np.int64)
-        for resource, weight in (
-            ("cpu", w.cpu),
-            ("memory_mb", w.memory_mb),
-            ("disk_gb", w.disk_gb),
-        ):
-            if weight:
-                total += _per_resource_v(ctx.policy, u.amounts(resource)) * weight
+        weights = [getattr(w, r) for r in resources]
+        total = per_resource[0] if weights[0] == 1 else per_resource[0] * weights[0]
+        for row, weight in zip(per_resource[1:], weights[1:], strict=True):
+            if weight == 1:
+                total += row
+            elif weight:
+                total += row * weight
         total //= w.cpu + w.memory_mb + w.disk_gb
         return total

@@ -1,7 +1,8 @@
 """Per-resource score arithmetic of NodeResourcesFit, in scalar and numpy form.
 
 All integer, `//` floors. `cap` is the effective capacity (capacity times allocation ratio,
-floored) and `r` the amount requested including the new VM.
+floored) and `r` the amount requested including the new VM. The numpy forms take every
+scored resource at once (`usage.Scored`, one row each) and give one row of scores each.
 - LeastAllocated: `((cap - r) * 100) // cap`, 0 when cap is 0 or r > cap.
 - MostAllocated: `(min(r, cap) * 100) // cap`, 0 when cap is 0.
 - RequestedToCapacityRatio: utilisation `r * 100 // cap` (100 when cap is 0 or r > cap), mapped
@@ -17,7 +18,7 @@ import numpy as np
 
 from ..models import ShapePoint
 from ..table import FloatArray, IntArray
-from ..usage import Amounts
+from ..usage import Scored
 
 
 def least_allocated(r: int, cap: int) -> int:
@@ -49,25 +50,26 @@ def requested_to_capacity(r: int, cap: int, shape: Sequence[ShapePoint]) -> int:
 _FLOAT_EXACT = 2**46
 
 
-def _percent(part: FloatArray, a: Amounts) -> IntArray:
-    """`(part * 100) // cap` for whole numbers 0 <= part <= cap, and 0 where cap is 0."""
+def _percent(part: FloatArray, a: Scored) -> IntArray:
+    """`(part * 100) // cap` for whole numbers 0 <= part <= cap, and 0 where cap is 0; `part`
+    is a scratch array (scaled in place)."""
     if a.largest_cap >= _FLOAT_EXACT:
         p, cap = part.astype(np.int64) * 100, a.cap.astype(np.int64)
         return np.floor_divide(p, cap, out=np.zeros_like(p), where=cap > 0)
-    scaled = part * 100.0
-    scaled /= a.cap_or_1
-    return scaled.astype(np.int64)
+    part *= 100.0
+    part /= a.cap_or_1
+    return part.astype(np.int64)
 
 
-def least_allocated_v(a: Amounts) -> IntArray:
-    # Free room, 0 when over-full; where cap is 0 the room is 0 too and stays the answer.
-    free = a.cap - a.req
-    np.maximum(free, 0.0, out=free)
-    return _percent(free, a)
+def least_allocated_v(a: Scored) -> IntArray:
+    # Free room, 0 when over-full; where cap is 0 the room is 0 or less, so 0 is the answer.
+    return _percent(np.maximum(a.free, 0.0), a)
 
 
-def most_allocated_v(a: Amounts) -> IntArray:
-    return _percent(np.minimum(a.req, a.cap), a)
+def most_allocated_v(a: Scored) -> IntArray:
+    used = a.requested()
+    np.minimum(used, a.cap, out=used)
+    return _percent(used, a)
 
 
 def shape_score_v(utilization: IntArray, shape: Sequence[ShapePoint]) -> IntArray:
@@ -81,7 +83,9 @@ def shape_score_v(utilization: IntArray, shape: Sequence[ShapePoint]) -> IntArra
     return np.where(utilization <= shape[0].utilization, shape[0].score, out)
 
 
-def requested_to_capacity_v(a: Amounts, shape: Sequence[ShapePoint]) -> IntArray:
+def requested_to_capacity_v(a: Scored, shape: Sequence[ShapePoint]) -> IntArray:
     # Over capacity, min(r, cap) makes it 100 %.
-    utilization = np.where(a.cap == 0, 100, _percent(np.minimum(a.req, a.cap), a))
+    used = a.requested()
+    np.minimum(used, a.cap, out=used)
+    utilization = np.where(a.cap == 0, 100, _percent(used, a))
     return shape_score_v(utilization, shape)

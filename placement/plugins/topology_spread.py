@@ -104,8 +104,7 @@ def spread_table(ctx: RequestContext, table: HostTable) -> list[TableSpread]:
             domains = table.domains(constraint.topology_key)
             has_key = domains.code >= 0
             eligible = base & has_key
-            where = [table.index.get(vm.host) for vm in ctx.existing_vms if vm.group == group]
-            vm_hosts = np.asarray([i for i in where if i is not None], dtype=np.int64)
+            vm_hosts = np.zeros(0, dtype=np.int64) if group is None else ctx.group_rows(group)
             vm_hosts = vm_hosts[eligible[vm_hosts]]
             # One extra slot so that a host lacking the key (code -1) reads a 0.
             counts = np.bincount(domains.code[vm_hosts], minlength=len(domains) + 1)

@@ -116,7 +116,8 @@ PREPARE = ["prepare", "--cluster", "lab", "--request-id", "r1", "--cpu", "2", "-
 
 
 BAD_DEVICE = "error: bad --device 'xilinx.com/u250': expected NAME=COUNT"
-NO_PREFIX = "error: bad request: devices.fpga.: Value error, device name 'fpga': needs a domain"
+# The key's path, as the operator typed it: no stray dot, no `[key]` marker.
+NO_PREFIX = "error: bad request: devices.fpga: Value error, device name 'fpga': needs a domain"
 
 
 @pytest.mark.parametrize(

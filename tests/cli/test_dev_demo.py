@@ -6,10 +6,11 @@ same code as from this tree, and one TCG-free spare's life is enough to show it.
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
 
-from cli.dev import LabPorts, PortBusy, check_ports, free_ports
+from cli.dev import LabPorts, PortBusy, TemporalDevServer, check_ports, free_ports
 from tests.cli.test_cli import virtflow
 
 
@@ -35,3 +36,14 @@ async def test_dev_exits_1_naming_a_busy_port() -> None:
         run = await virtflow("dev")
     assert run.code == 1
     assert "is already in use" in run.out
+
+
+def test_the_dev_server_reads_its_transfer_queue_often_enough_for_one_spare(
+    tmp_path: Path,
+) -> None:
+    """At the server's default (20 reads a second on its one shard) an idle spare's workflow
+    tasks each waited about 40 ms to be dispatched (docs/BENCHMARKS.md, "Fifth pass")."""
+    command = TemporalDevServer(free_ports(), tmp_path).command()
+    values = [command[i + 1] for i, arg in enumerate(command) if arg == "--dynamic-config-value"]
+    assert "history.transferProcessorMaxPollRPS=200" in values
+    assert "history.maxInFlightUpdates=500" in values

@@ -76,6 +76,8 @@ def test_the_search_attributes_are_registered_at_start() -> None:
         assert key.name in script
     dynamic = yaml.safe_load((DEPLOY / "dynamicconfig" / "virtflow.yaml").read_text())
     assert dynamic["history.maxInFlightUpdates"][0]["value"] >= 100
+    # Per shard; at the default 20, workflow tasks wait for the shard's next read.
+    assert dynamic["history.transferProcessorMaxPollRPS"][0]["value"] >= 100
 
 
 def test_worker_api_and_receiver_share_one_image_and_have_health_checks(

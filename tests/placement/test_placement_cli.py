@@ -122,6 +122,10 @@ def test_a_policy_file_replaces_the_inputs_policy(tmp_path: Path) -> None:
             "hosts.3.cpu_capacity: Input should be a valid integer",
         ),
         ({**DOC, "request": {**DOC["request"], "cpus": 4}}, "request.cpus: Extra inputs"),
+        (
+            {**DOC, "request": {**DOC["request"], "devices": {"fpga": 1}}},
+            "error: request.devices.fpga: Value error, device name 'fpga': needs a domain",
+        ),
         ({"hosts": HOSTS}, "request: Field required"),
         ({**DOC, "hosts": [HOSTS[0], HOSTS[0]]}, "duplicate host name 'h0'"),
         ({**DOC, "policy": {"plugin_weights": {"Nope": 1}}}, "policy.plugin_weights.Nope:"),
@@ -134,6 +138,7 @@ def test_a_policy_file_replaces_the_inputs_policy(tmp_path: Path) -> None:
     ids=[
         "a host field of the wrong type",
         "a typo in the request",
+        "a bad device name (a dict key)",
         "no request",
         "duplicate host names",
         "an unknown plugin in the input's policy",

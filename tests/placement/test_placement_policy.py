@@ -61,7 +61,7 @@ def test_an_empty_file_is_the_default_policy(tmp_path: Path) -> None:
         ("resource_weights: {cpu: 0, memory_mb: 0}", r"^resource_weights: .*at least one"),
         ("resource_weights: {gpu: 1}", r"^resource_weights\.gpu: Extra inputs"),
         ("thresholds: {prefer_below_percent: {cpu: 120}}", r"^thresholds\.prefer_below_percent:"),
-        ("thresholds: {min_free: {disk: 1}}", r"^thresholds\.min_free\.disk\.\[key\]: Input"),
+        ("thresholds: {min_free: {disk: 1}}", r"^thresholds\.min_free\.disk: Input"),
         ("enabled_plugins: [MinFreeResources]", r"needs thresholds\.min_free"),
         ("tie_break: random", r"^tie_break: Input should be 'name_asc'"),
         ("ratio_shape: []", r"^ratio_shape: List should have at least 1 item"),

@@ -126,11 +126,13 @@ def test_requested_to_capacity_shape(r: int, cap: int, expected: int) -> None:
     assert s.requested_to_capacity(r, cap, SHAPE) == expected
     import numpy as np
 
-    from placement.usage import Amounts
+    from placement.usage import Scored
 
-    amounts = Amounts(np.array([float(cap)]), np.array([max(cap, 1.0)]), np.array([float(r)]))
+    cap_row = np.array([[float(cap)]])
+    free, divisor = cap_row - r, np.maximum(cap_row, 1.0)
+    amounts = Scored(("cpu",), (0,), free, divisor, float(cap), cap_row, np.array([0]))
     vector = s.requested_to_capacity_v(amounts, SHAPE)
-    assert vector.tolist() == [expected]
+    assert vector.tolist() == [[expected]]  # one row per resource
 
 
 def test_shape_below_its_first_point_takes_the_first_score() -> None:

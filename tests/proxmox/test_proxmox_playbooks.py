@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import json
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -85,8 +86,12 @@ async def failed_create(acts: ProvisioningActivities, vm: VmSpec) -> Application
     return caught.value
 
 
-async def destroy(acts: ProvisioningActivities, name: str, host: str | None) -> None:
-    await ActivityEnvironment().run(acts.destroy_vm, DestroyVmInput(name=name, host=host))
+async def destroy(
+    acts: ProvisioningActivities, name: str, host: str | None, vmid: int | None = None
+) -> None:
+    await ActivityEnvironment().run(
+        acts.destroy_vm, DestroyVmInput(name=name, host=host, vmid=vmid)
+    )
 
 
 def vm_named(pve: PveCluster, name: str) -> Any:
@@ -258,14 +263,20 @@ async def test_a_refused_token_fails_for_good(
 async def test_a_cancelled_create_stops_and_the_destroy_removes_what_it_made(
     pve: PveCluster, tmp_path: Path, foreign_digest: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The clone runs for a few seconds (slow Ceph under the template's disk): long enough to
-    # cancel the create while PVE still holds the new VM under its clone lock.
+    # The clone's disk copy is held until the test lets it go: the create is cancelled, and the
+    # destroy starts, while PVE still holds the new VM under its clone lock with its
+    # placeholder config, which names no VM yet.
     cluster = pve.pve
     cluster.add_ceph_storage("ceph-pool")
     template = cluster.vm(TEMPLATES["pve3"])
     monkeypatch.setitem(template.config, "scsi0", "ceph-pool:base-9003-disk-0,size=4G")
-    monkeypatch.setattr(cluster, "time_scale", 1.0)
-    cluster.ceph_slow(3)
+    copying = threading.Event()
+
+    async def held_copy(vm: Any, keys: Any = None) -> None:
+        while not copying.is_set():
+            await asyncio.sleep(0.05)
+
+    monkeypatch.setattr(cluster, "ceph_io", held_copy)
     try:
         acts = activities(pve, tmp_path)
         acts.joiner = WithUserData(USER_DATA)
@@ -281,10 +292,23 @@ async def test_a_cancelled_create_stops_and_the_destroy_removes_what_it_made(
         env.cancel()
         with pytest.raises(asyncio.CancelledError):
             await creating
-        # What the compensation runs: it waits for the clone to end, then removes it all.
-        await destroy(acts, "spare-px-9", "pve3")
+        assert vm_named(pve, "spare-px-9").lock == "clone"
+        # What the compensation runs: it finds the VM by the id placement chose, waits for the
+        # clone to end, then removes it all.
+        asked = len(cluster.requests)
+        destroying = asyncio.create_task(destroy(acts, "spare-px-9", "pve3", vmid=209))
+
+        async def waiting_for_the_clone() -> None:
+            assert ("GET", "/api2/json/nodes/pve3/qemu/209/config") in [
+                (method, path) for method, path, _ in cluster.requests[asked:]
+            ]
+            assert not destroying.done()
+
+        await assert_eventually(waiting_for_the_clone, timeout=60)
+        copying.set()
+        await destroying
     finally:
-        cluster.ceph_recover()
+        copying.set()
         del cluster.storages["ceph-pool"]
     nothing_left(pve, "spare-px-9")
 
