@@ -7,22 +7,23 @@ and a caller that wants only the top candidates never builds the rest.
 Reading the whole explanation builds one dict per host, so that step runs no Python code per
 host: names and keywords are taken from object arrays and zipped into the dict in C, and the
 score breakdowns, which repeat a lot (every score is an integer 0..100), are built once per
-distinct row. Candidates with the same breakdown share that one dict: like the cached
-explanation itself, it is read-only. When most hosts are candidates, their dict starts as a
-copy of the inventory's {name: None} (a copy reuses the hash table; thousands of inserts would
-rebuild it several times) less the rejected hosts.
+distinct row and found again by the engine's `BreakdownLookup` (`breakdowns`). Candidates with
+the same breakdown share that one dict: like the cached explanation itself, it is read-only.
+When most hosts are candidates, their dict starts as a copy of the inventory's {name: None} (a
+copy reuses the hash table; thousands of inserts would rebuild it several times) less the
+rejected hosts.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from .breakdowns import MAX_PLUGINS, BreakdownLookup, build_rows
 from .names import NO_HOST_FITS
 from .table import IntArray, ObjectArray, object_array
 from .topology_record import PlacedTopology
@@ -30,12 +31,8 @@ from .topology_record import PlacedTopology
 # Distinct score rows are found with a lookup table of at most this many entries; wider score
 # ranges (site plugins) fall back to a sort.
 _RANK_LIMIT = 1 << 16
-# A score row as one integer, base 101 (scores are 0..100), for up to 8 plugins.
-_BASE_101 = 101 ** np.arange(8, dtype=np.int64)
-# At most this many breakdowns are kept per set of plugins; then they are built anew.
-_INTERN_LIMIT = 1 << 16
-# {plugins: {row code: breakdown}}, one per engine (the weights make the total).
-BreakdownCache = dict[tuple[str, ...], dict[int, dict[str, int]]]
+# {plugins: their breakdowns}, one per engine (the weights make the total).
+BreakdownCache = dict[tuple[str, ...], BreakdownLookup]
 # Columns spanning fewer values than this are used as they are, without ranking them.
 _DIRECT_RANGE = 64
 
@@ -74,9 +71,7 @@ class Decision:
     def scores(self) -> dict[str, dict[str, int]]:
         if len(self.candidates) == 0:
             return {}
-        # The total follows from the plugin scores, so the plugin columns alone tell rows apart.
-        picked, inverse = _distinct_rows(self.matrix)
-        breakdowns = object_array(self._breakdowns(picked))[inverse].tolist()
+        breakdowns = self._breakdowns()
         if len(self.candidates) < len(self._rejected_rows):
             return dict(zip(self._names_at(self.candidates), breakdowns, strict=True))
         out: dict[str, Any] = (self.name_dict or dict.fromkeys(self.names)).copy()
@@ -129,27 +124,20 @@ class Decision:
         # Candidates are in name order, so a stable sort on -total keeps name_asc for ties.
         return np.argsort(-self.totals, kind="stable")
 
-    def _breakdowns(self, picked: IntArray) -> list[dict[str, int]]:
-        """The breakdown dict of each row `picked`, taken from `interned` where it is there."""
-        distinct = self.matrix[picked]
-        width = len(self.plugins)
-        if self.interned is None or width > 8 or distinct.min() < 0 or distinct.max() > 100:
-            return self._build_rows(picked)
-        # Scores 0..100 in base 101: one integer per row, the same in every decision.
-        codes = (distinct @ _BASE_101[:width]).tolist()
-        known = self.interned.setdefault(self.plugins, {})
-        rows = list(map(known.get, codes))
-        if None in rows:
-            missing = [j for j, row in enumerate(rows) if row is None]
-            if len(known) + len(missing) > _INTERN_LIMIT:
-                known.clear()
-            for j, row in zip(missing, self._build_rows(picked[missing]), strict=True):
-                rows[j] = known[codes[j]] = row
-        return rows  # type: ignore[return-value]  # no None is left
-
-    def _build_rows(self, picked: IntArray) -> list[dict[str, int]]:
-        columns = [*self.matrix[picked].T.tolist(), self.totals[picked].tolist()]
-        return _dict_rows(len(columns))((*self.plugins, "total"), columns)
+    def _breakdowns(self) -> list[dict[str, int]]:
+        """The breakdown dict of every candidate, from the engine's lookup where it can."""
+        plugins = self.plugins
+        if self.interned is not None and 1 <= len(plugins) <= MAX_PLUGINS:
+            lookup = self.interned.get(plugins)
+            if lookup is None:
+                lookup = self.interned[plugins] = BreakdownLookup(plugins, self.matrix)
+            found = lookup.find(self.matrix, self.totals)
+            if found is not None:
+                return found
+        # The total follows from the plugin scores, so the plugin columns alone tell rows apart.
+        picked, inverse = _distinct_rows(self.matrix)
+        built = build_rows((*plugins, "total"), self.matrix[picked], self.totals[picked])
+        return object_array(built)[inverse].tolist()
 
     def _names_at(self, idx: IntArray) -> list[str]:
         return self._name_array[idx].tolist()
@@ -218,21 +206,3 @@ def _distinct_rows(matrix: IntArray) -> tuple[IntArray, IntArray]:
 def _distinct_rows_sorted(matrix: IntArray) -> tuple[IntArray, IntArray]:
     _, picked, inverse = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
     return picked, inverse.reshape(-1)
-
-
-@lru_cache(maxsize=16)
-def _dict_rows(width: int) -> Callable[[Sequence[str], list[list[int]]], list[dict[str, int]]]:
-    """`build(keys, columns)`: one dict {keys[j]: columns[j][i]} per i. A dict display is
-    several times faster than `dict(zip(keys, row))`, so the display is generated per width
-    (the code holds only generated identifiers; the keys are passed in as values)."""
-    keys = [f"k{j}" for j in range(width)]
-    values = [f"v{j}" for j in range(width)]
-    pairs = ", ".join(f"{k}: {v}" for k, v in zip(keys, values, strict=True))
-    source = (
-        "def build(keys, columns):\n"
-        f"    {', '.join(keys)}, = keys\n"
-        f"    return [{{{pairs}}} for {', '.join(values)}, in zip(*columns)]\n"
-    )
-    namespace: dict[str, Any] = {}
-    exec(source, namespace)
-    return namespace["build"]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from placement import breakdowns
 from placement.decision import BreakdownCache, Decision
 
 
@@ -77,3 +79,30 @@ def test_decisions_sharing_breakdowns_still_explain_their_own_rows() -> None:
         assert d.to_json() == {"host": None, "vmid": None, "error": None,
                                "rejected": rejected, "scores": scores}  # fmt: skip
     assert shared[("P0", "P1", "P2")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 300), min_size=1, max_size=5),
+    width=st.integers(1, 5),
+    distinct=st.sampled_from([2, 7, 101]),
+    limits=st.sampled_from([(256, 1 << 16), (3, 50), (2, 5)]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_an_engines_lookup_finds_every_rows_own_breakdown(
+    sizes: list[int], width: int, distinct: int, limits: tuple[int, int], seed: int
+) -> None:
+    # Decisions in turn share one lookup, also when it fills up and starts again, when one
+    # decision alone needs more than it holds, and with more plugins than it takes (5).
+    rng = np.random.default_rng(seed)
+    shared: BreakdownCache = {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(breakdowns, "_MAX_PAGES", limits[0])
+        patch.setattr(breakdowns, "_MAX_BREAKDOWNS", limits[1])
+        for size in sizes:
+            values = rng.integers(0, 101, size=distinct)
+            matrix = rng.choice(values, size=(size, width)).astype(np.int64)
+            matrix[:, 0] = rng.integers(0, 101, size=size)  # a column with many values
+            d = _decision([0] * size, matrix, [1] * width, shared)
+            assert d.scores == _by_rows(d)[1]
+            assert list(d.scores) == list(_by_rows(d)[1])
