@@ -5,6 +5,9 @@ Off unless `event_bus` is configured. Each event goes to `<prefix>.<cluster>.<ev
 webhook id both as `webhook-id` and as `Nats-Msg-Id`: JetStream then stores a retried publish
 once within the stream's duplicate window. Events are few (six per spare at most), so each
 publish opens its own connection and closes it: nothing outlives the activity.
+
+The NATS client is imported on the first publish, not with this module: every worker and the
+API read `EventBusConfig` from their settings, and most sites never configure a bus.
 """
 
 from __future__ import annotations
@@ -13,9 +16,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import nats
-import nats.errors
-import nats.js.errors
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -131,6 +131,8 @@ class EventBusActivities:
                 type="EventBusNotConfigured",
                 non_retryable=True,
             )
+        import nats.errors
+
         subject = config.subject(input.event)
         headers = {
             "Nats-Msg-Id": input.webhook_id,
@@ -153,6 +155,8 @@ class EventBusActivities:
     async def _publish(
         self, config: EventBusConfig, subject: str, body: bytes, headers: dict[str, str]
     ) -> PublishEventResult:
+        import nats
+
         nc = await nats.connect(**config.connect_options(), error_cb=_silent)
         try:
             if config.stream is None:
@@ -178,6 +182,8 @@ class EventBusActivities:
             await asyncio.shield(nc.close())
 
     async def _ensure_stream(self, js: Any, config: EventBusConfig) -> None:
+        import nats.js.errors
+
         try:
             await js.stream_info(config.stream)
         except nats.js.errors.NotFoundError:

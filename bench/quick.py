@@ -6,7 +6,11 @@ ratio to the bare engine on the same machine in the same run, so a faster or slo
 moves both sides; the latency, admission rate and memory are absolute, so compare them on the
 same machine, and run twice: others' load moves them.
 
-    .venv/bin/python bench/quick.py [--record-file docs/BENCHMARKS.md]
+    .venv/bin/python bench/quick.py [--sections memory] [--record-file docs/BENCHMARKS.md]
+
+`--sections` runs only some of them (comma-separated, default all). A section alone starts from
+a fresh worker, so its figures can read lower than in the full run, where the sections before
+it have already grown the worker: compare a section alone only with the same section alone.
 """
 
 from __future__ import annotations
@@ -55,6 +59,17 @@ FIGURES = (
 )
 
 
+def section_list(text: str) -> tuple[str, ...]:
+    """The sections named, in the run's own order; an unknown name is an error."""
+    names = {name.strip() for name in text.split(",") if name.strip()}
+    if not names or names - set(SECTIONS):
+        raise argparse.ArgumentTypeError(
+            f"unknown section(s) {', '.join(sorted(names - set(SECTIONS))) or '(none)'}; "
+            f"choose from {', '.join(SECTIONS)}"
+        )
+    return tuple(s for s in SECTIONS if s in names)
+
+
 def recorded(path: Path) -> dict[str, str]:
     return {m["key"]: m["value"] for m in RECORDED.finditer(path.read_text())}
 
@@ -68,13 +83,13 @@ def measured(report: Report) -> dict[str, float]:
     return found
 
 
-async def run() -> Report:
+async def run(sections: tuple[str, ...] = SECTIONS) -> Report:
     report = Report()
     with tempfile.TemporaryDirectory(prefix="virtflow-bench-quick-") as tmp:
         async with bench_stack(Path(tmp), "http", SIZES.tight_hosts, SIZES.tight_each) as stack:
             report.emit("machine", "load at start", machine()["load_avg_1m"], "", **machine())
             bench = Benchmark(stack, SIZES, report)
-            for section in SECTIONS:
+            for section in sections:
                 await getattr(bench, section)()
     return report
 
@@ -82,8 +97,14 @@ async def run() -> Report:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--record-file", type=Path, default=DOCS)
+    parser.add_argument(
+        "--sections",
+        type=section_list,
+        default=SECTIONS,
+        help=f"comma-separated, in this order: {','.join(SECTIONS)} (default: all)",
+    )
     args = parser.parse_args()
-    report = asyncio.run(run())
+    report = asyncio.run(run(args.sections))
     before, now = recorded(args.record_file), measured(report)
     table = Table(title=f"virtflow quick benchmark (load at start {report.rows[0]['value']})")
     for column in ("figure", "recorded", "now", "target"):

@@ -2,6 +2,10 @@
 
 Activities get their dependencies (inventory sources, clients, secrets) here, from the
 settings; workflows never see configuration, so history never holds a secret.
+
+Integrations a site may not use (the GitLab provisioner and its python-gitlab and requests)
+are imported only when configured: a worker pays neither their import time nor their memory
+for a provisioner it does not run.
 """
 
 from __future__ import annotations
@@ -19,7 +23,6 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from activities import metrics
 from activities.event_bus import EventBusActivities
-from activities.gitlab_provisioner import GitLabProvisioner
 from activities.hosts import HostActivities
 from activities.http_client import HttpClient
 from activities.http_provisioner import HttpProvisioner
@@ -72,6 +75,8 @@ def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
                 "provisioner gitlab needs gitlab_trigger_token and gitlab_api_token "
                 "(VIRTFLOW_GITLAB_TRIGGER_TOKEN, VIRTFLOW_GITLAB_API_TOKEN)"
             )
+        from activities.gitlab_provisioner import GitLabProvisioner
+
         with_user_data = [n for n, t in settings.vm_templates.items() if t.user_data_text()]
         if with_user_data and settings.gitlab_user_data_key is None:
             # Their join tokens are sealed for the runners, never sent to GitLab in the clear.
@@ -188,6 +193,7 @@ def build_activities(
 # constants and stateless deterministic helpers belong here; a workflow's own module must not.
 SANDBOX_PASSTHROUGH = (
     "contracts",
+    "workflows.held_spare",
     "workflows.hold",
     "workflows.ledger_calls",
     "workflows.notifier",
