@@ -16,10 +16,11 @@ from temporalio.exceptions import ApplicationError
 
 from contracts.ledger import Reservation
 from placement.engine import place
-from placement.fit import empty_inventory_decision
+from placement.fit import empty_inventory_decision, empty_inventory_table
 from placement.models import PlacementInput, Policy, VmRequest
 from placement.names import NEAR_UNKNOWN, NOT_NEAR
 from placement.reservations import apply_reservations
+from placement.table import HostTable
 from placement.topology_record import PlacedTopology
 
 from .inventory import InventorySource
@@ -74,11 +75,12 @@ def _as_json(value: BaseModel | Mapping[str, Any]) -> Any:
     return value.model_dump(mode="json") if isinstance(value, BaseModel) else dict(value)
 
 
-def decide(snapshot: PlacementInput) -> PlaceVmResult:
+def decide(snapshot: PlacementInput, empty_table: HostTable | None = None) -> PlaceVmResult:
     """The ledger's answer for a snapshot that already counts the pending reservations
     (reserved VMs count as existing ones: `near` may name a spare the inventory does not show
-    yet, and a group's spread counts its reserved members)."""
-    probe = empty_inventory_decision(snapshot)
+    yet, and a group's spread counts its reserved members). `empty_table`: the emptied
+    inventory's table, when the caller decides several requests over one inventory read."""
+    probe = empty_inventory_decision(snapshot, table=empty_table)
     if probe.error == NEAR_UNKNOWN:
         # Not a matter of room: no host is near something unknown, now or later.
         return PlaceVmResult(
@@ -138,12 +140,16 @@ class PlacementActivities:
             return PlaceVmsResult(decisions=[])
         document = await self.document(inp.inventory)
         base = placement_input(document, inp.requests[0], inp.reservations, self._policy)
+        # Keyed by this inventory read: the reservations of the batch change what is allocated
+        # only, which the emptied inventory ("could it ever fit?") does not look at.
+        empty_table = empty_inventory_table(base.hosts)
         # Each decision counts the ones placed before it in this batch.
         placed: list[Reservation] = []
         decisions = []
         for request in inp.requests:
             decision = decide(
-                apply_reservations(base.model_copy(update={"request": request}), placed)
+                apply_reservations(base.model_copy(update={"request": request}), placed),
+                empty_table,
             )
             if decision.host is not None:
                 placed.append(

@@ -18,6 +18,13 @@ Where virtflow's share goes is printed per spare as well: each activity of the s
 workflow (from its history: scheduled -> started -> completed, relative to the POST) and each
 task of each playbook run (the provisioner's debug line, from ansible-runner's event times).
 
+The share above leans on the guest's own clock, which under TCG on a loaded machine lags the
+host's by seconds, more the longer the boot. So each spare also gets virtflow's own seconds,
+on the host's clock alone: from the POST to the domain's qemu process starting (its start time
+in /proc), and from the lab API storing the Node as Ready to the receiver storing
+`spare.ready` (the receiver's own `received_at`); beside them plain `virsh create` to its qemu
+process starting. What lies between is the guest's boot and join, the same for both.
+
 Needs what `make test-libvirt` needs (root, libvirt, the guest image, the collections).
 Prints numbers; asserts nothing.
 """
@@ -89,6 +96,29 @@ async def until(check: Any, timeout: float = WAIT_SECONDS, every: float = 0.5) -
             return value
         await asyncio.sleep(every)
     raise TimeoutError("waited too long")
+
+
+def qemu_started(name: str) -> float:
+    """When the domain's qemu process started (wall clock), from its start time in /proc."""
+    pid = Path(f"/run/libvirt/qemu/{name}.pid").read_text().strip()
+    ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    since_boot = ticks / os.sysconf("SC_CLK_TCK")
+    return time.time() - (time.clock_gettime(time.CLOCK_BOOTTIME) - since_boot)
+
+
+class NodeClock:
+    """When the lab API first stored each Node as Ready (wall clock), from its own watch feed."""
+
+    def __init__(self, lab: LabStack) -> None:
+        self.ready: dict[str, float] = {}
+        self._sub = lab.kube.store.subscribe("nodes")
+
+    async def run(self) -> None:
+        while (event := await self._sub.queue.get()) is not None:
+            obj = event.obj
+            conditions = obj.get("status", {}).get("conditions", [])
+            if any(c["type"] == "Ready" and c["status"] == "True" for c in conditions):
+                self.ready.setdefault(obj["metadata"]["name"], time.time())
 
 
 def guest_join_uptime(console: Path) -> float | None:
@@ -201,7 +231,7 @@ async def print_activities(client: Client, workflow_id: str, posted: float) -> N
 
 async def plain_virsh(
     xml: str, name: str, images: Path, lab: LabStack, kube: AsyncClient
-) -> tuple[float, float | None]:
+) -> tuple[float, float | None, float]:
     """The same domain started by hand: fresh overlay and seed at its paths, `virsh create`,
     timed until its Node is Ready."""
     image = build()
@@ -246,7 +276,7 @@ async def plain_virsh(
     with tempfile.NamedTemporaryFile("w", suffix=".xml") as domain_xml:
         domain_xml.write(xml)
         domain_xml.flush()
-        started = time.monotonic()
+        started, started_wall = time.monotonic(), time.time()
         subprocess.run(
             ["virsh", "-q", "-c", URI, "create", domain_xml.name],
             check=True,
@@ -259,8 +289,10 @@ async def plain_virsh(
         return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
 
     try:
+        qemu = qemu_started(name) - started_wall
         await until(ready)
-        return time.monotonic() - started, guest_join_uptime(images / f"{name}-console.log")
+        console = images / f"{name}-console.log"
+        return time.monotonic() - started, guest_join_uptime(console), qemu
     finally:
         subprocess.run(
             ["virsh", "-q", "-c", URI, "destroy", name],
@@ -285,6 +317,8 @@ async def main(spares: int, over_ssh: bool, warm: int = 0) -> None:
     secret = generate_secret()
     base = Settings(temporal_address=f"127.0.0.1:{ports.temporal}", state_dir=state)
     rows: list[tuple[float, float, float, float]] = []
+    # virtflow's own seconds (before the qemu start, after the Node is Ready) and virsh's.
+    own_rows: list[tuple[float, float, float]] = []
     playbooks = PlaybookTimes()
     playbooks.attach()
     async with contextlib.AsyncExitStack() as stack:
@@ -323,6 +357,9 @@ async def main(spares: int, over_ssh: bool, warm: int = 0) -> None:
         http = await stack.enter_async_context(httpx.AsyncClient(timeout=60))
         kube = AsyncClient(config=KubeConfig.from_file(lab.kubeconfig))
         stack.push_async_callback(kube.close)
+        nodes = NodeClock(lab)
+        watching = asyncio.create_task(nodes.run())
+        stack.callback(watching.cancel)
 
         async def events(spare_id: str) -> list[str]:
             answer = await http.get(f"{receiver_url}/events", params={"spare_id": spare_id})
@@ -383,6 +420,9 @@ async def main(spares: int, over_ssh: bool, warm: int = 0) -> None:
             await until(lambda s=spare_id: _has(events, s, "spare.ready"))
             to_ready = time.monotonic() - started
             guest = guest_join_uptime(images / f"{spare_id}-console.log")
+            before_qemu = qemu_started(spare_id) - posted
+            ready_sent = await _received(http, receiver_url, spare_id, "spare.ready")
+            after_ready = ready_sent - nodes.ready.pop(spare_id)
             print(f"spare {i + 1} ({spare_id}): spare.ready after {to_ready:.1f} s", flush=True)
             print("  activities, seconds after the POST: scheduled, started, completed")
             await print_activities(client, spare_id, posted)
@@ -401,14 +441,24 @@ async def main(spares: int, over_ssh: bool, warm: int = 0) -> None:
             for playbook, spent in playbooks.runs:
                 print_playbook(playbook, spent)
             playbooks.runs.clear()
-            plain, plain_guest = await plain_virsh(xml, spare_id, images, lab, kube)
+            plain, plain_guest, plain_qemu = await plain_virsh(xml, spare_id, images, lab, kube)
+            nodes.ready.pop(spare_id, None)
             row = (to_ready, guest or float("nan"), plain, plain_guest or float("nan"))
             rows.append(row)
+            own_rows.append((before_qemu, after_ready, plain_qemu))
             print(
                 f"spare {i + 1}: virtflow POST -> spare.ready {row[0]:6.1f} s (guest power-on"
                 f" -> Node registered {row[1]:6.1f} s, so virtflow adds {row[0] - row[1]:+5.1f}"
                 f" s); plain virsh create -> Node Ready {row[2]:6.1f} s (guest {row[3]:6.1f} s,"
                 f" so {row[2] - row[3]:+5.1f} s outside the guest)",
+                flush=True,
+            )
+            print(
+                f"spare {i + 1}: virtflow's own {before_qemu + after_ready:5.2f} s (POST -> qemu"
+                f" started {before_qemu:5.2f} s, Node Ready -> spare.ready stored"
+                f" {after_ready:5.2f} s); virsh create -> qemu started {plain_qemu:5.2f} s; own -"
+                f" virsh {before_qemu + after_ready - plain_qemu:+5.2f} s;"
+                f" load {' '.join(Path('/proc/loadavg').read_text().split()[:3])}",
                 flush=True,
             )
     if not rows:
@@ -419,6 +469,18 @@ async def main(spares: int, over_ssh: bool, warm: int = 0) -> None:
         f"{median(r[2] for r in rows):.1f} s, outside the guest "
         f"{median(r[2] - r[3] for r in rows):+.1f} s"
     )
+    print(
+        f"median of {len(own_rows)}: virtflow's own {median(b + a for b, a, _ in own_rows):.2f} s"
+        f" (before qemu {median(b for b, _, _ in own_rows):.2f} s, after Ready"
+        f" {median(a for _, a, _ in own_rows):.2f} s); virsh create -> qemu started"
+        f" {median(v for _, _, v in own_rows):.2f} s"
+    )
+
+
+async def _received(http: httpx.AsyncClient, receiver_url: str, spare_id: str, kind: str) -> float:
+    """When the receiver stored the event (its own `received_at`, wall clock)."""
+    answer = await http.get(f"{receiver_url}/events", params={"spare_id": spare_id})
+    return float(next(e["received_at"] for e in answer.json() if e["type"] == kind))
 
 
 async def _has(events: Any, spare_id: str, kind: str) -> bool:

@@ -65,7 +65,7 @@ class BreakdownLookup:
         alone needs more than the lookup holds: the caller builds them."""
         if len(matrix) == 0:
             return []
-        if matrix.min() < 0 or matrix.max() > 100:
+        if matrix.view(np.uint64).max() > 100:  # a negative score reads as a huge one
             return None
         columns = matrix.T
         flat = _code(columns, self._offset)

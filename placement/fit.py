@@ -10,34 +10,46 @@ VM id is not asked for.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .decision import Decision
-from .engine import place
-from .models import PlacementInput
+from .engine import Engine
+from .models import Host, PlacementInput
 from .names import ANTI_AFFINITY, POD_TOPOLOGY_SPREAD
 from .registry import PluginRegistry
+from .table import HostTable
+
+# What waiting can change, as an emptied host has it.
+_EMPTY = {
+    "cpu_allocated": 0,
+    "memory_mb_allocated": 0,
+    "gpu_allocated": 0,
+    "disk_gb_allocated": 0,
+    "devices_allocated": {},
+    "vm_count": 0,
+    "unschedulable": False,
+    "taints": [],
+}
+
+
+def empty_inventory_table(hosts: Sequence[Host]) -> HostTable:
+    """The table of the emptied hosts. It depends only on what `_EMPTY` leaves (capacities,
+    pools, labels, names), not on allocations, so inputs that differ only in what is allocated
+    (one inventory read with different reservations counted) share one."""
+    return HostTable.build([h.model_copy(update=_EMPTY) for h in hosts])
 
 
 def empty_inventory_decision(
-    inp: PlacementInput, registry: PluginRegistry | None = None
+    inp: PlacementInput, registry: PluginRegistry | None = None, table: HostTable | None = None
 ) -> Decision:
-    empty = {
-        "cpu_allocated": 0,
-        "memory_mb_allocated": 0,
-        "gpu_allocated": 0,
-        "disk_gb_allocated": 0,
-        "devices_allocated": {},
-        "vm_count": 0,
-        "unschedulable": False,
-        "taints": [],
-    }
-    hosts = [h.model_copy(update=empty) for h in inp.hosts]
+    """`inp`'s request placed on its emptied inventory; `table` is `empty_inventory_table` of
+    `inp.hosts` (or of hosts differing only in allocations) when the caller keeps one."""
     disabled = [*inp.policy.disabled_plugins, ANTI_AFFINITY, POD_TOPOLOGY_SPREAD]
     policy = inp.policy.model_copy(update={"disabled_plugins": disabled})
     request = inp.request.model_copy(update={"vmid_range": None, "vmid_regex": None})
-    probe = PlacementInput(
-        policy=policy, hosts=hosts, existing_vms=inp.existing_vms, request=request
-    )
-    return place(probe, registry)
+    if table is None:
+        table = empty_inventory_table(inp.hosts)
+    return Engine(policy, registry).decide(table, request, inp.existing_vms)
 
 
 def largest_fit_possible(inp: PlacementInput, registry: PluginRegistry | None = None) -> bool:

@@ -218,10 +218,10 @@ class PrepareSpare:
         reservation: Reservation | None = None
         vm: VmFacts | None = None
         try:
-            plan = await self._plan_notifications(req)
+            plan, pools = await self._look_up_configuration(spare_id, req)
             self._notifier.routes = plan.routes
             self._notifier.event_bus = plan.event_bus
-            self._claim = await self._claim_warm(spare_id, req)
+            self._claim = await self._claim_warm(spare_id, req, pools)
             if self._claim is not None:
                 reservation, vm = await self._take_warm(spare_id, req, self._claim)
             else:
@@ -330,29 +330,47 @@ class PrepareSpare:
             return self._claim.vm.name
         return spare_id
 
-    async def _claim_warm(self, spare_id: str, req: SpareRequest) -> ClaimResult | None:
-        """A warm spare the whole request is satisfied by, claimed; None: the usual path."""
-        if req.warm_pool is not None:
-            return None
-        # A lookup in the worker's configuration, within this workflow task: no matching
-        # pool (the common case) costs no round trip.
+    async def _look_up_configuration(
+        self, spare_id: str, req: SpareRequest
+    ) -> tuple[PlanNotificationsResult, list[str]]:
+        """The receivers' plan and the warm pools that could serve the request: two lookups in
+        the worker's configuration (local activities), asked at once so the worker answers
+        both in one round instead of one after the other. Both are answered within this
+        workflow task, so the search attributes wait for them: what they say before, nobody
+        could see."""
         self._attributes_wait = True
         try:
-            candidates: WarmCandidatesResult = await workflow.execute_local_activity_method(
-                WarmActivities.warm_candidates,
-                WarmCandidatesInput(
-                    request=req.vm_request(spare_id),
-                    cluster=req.cluster,
-                    inventory=req.inventory,
-                    template=req.template,
-                ),
-                start_to_close_timeout=req.timeouts.call,
+            plan, pools = await asyncio.gather(
+                self._plan_notifications(req), self._warm_candidates(spare_id, req)
             )
         finally:
             self._attributes_wait = False
-        if not candidates.pools:
+        return plan, pools
+
+    async def _warm_candidates(self, spare_id: str, req: SpareRequest) -> list[str]:
+        """The warm pools whose spares would satisfy the whole request (usually none)."""
+        if req.warm_pool is not None:
+            return []  # a warm spare itself never claims one
+        candidates: WarmCandidatesResult = await workflow.execute_local_activity_method(
+            WarmActivities.warm_candidates,
+            WarmCandidatesInput(
+                request=req.vm_request(spare_id),
+                cluster=req.cluster,
+                inventory=req.inventory,
+                template=req.template,
+            ),
+            start_to_close_timeout=req.timeouts.call,
+        )
+        return candidates.pools
+
+    async def _claim_warm(
+        self, spare_id: str, req: SpareRequest, pools: list[str]
+    ) -> ClaimResult | None:
+        """A warm spare of `pools` the whole request is satisfied by, claimed; None: the usual
+        path (no matching pool, the common case, costs no round trip)."""
+        if not pools:
             return None
-        self._enter(Phase.RESERVING, f"asking warm pool {', '.join(candidates.pools)}")
+        self._enter(Phase.RESERVING, f"asking warm pool {', '.join(pools)}")
         claim = ClaimInput(
             spare_id=spare_id,
             request=req.vm_request(spare_id),
@@ -361,7 +379,7 @@ class PrepareSpare:
         )
         claiming = workflow.start_activity_method(
             WarmActivities.claim_warm_spare,
-            ClaimWarmInput(pools=candidates.pools, claim=claim),
+            ClaimWarmInput(pools=pools, claim=claim),
             start_to_close_timeout=req.timeouts.ledger,
             heartbeat_timeout=req.timeouts.heartbeat,
             retry_policy=LEDGER_RETRY,
@@ -472,9 +490,7 @@ class PrepareSpare:
     async def _plan_notifications(self, req: SpareRequest) -> PlanNotificationsResult:
         """Which receivers get which events: a lookup in the worker's configuration."""
         # A local activity: it records its answer like any activity, without a round trip
-        # through the server's task queue. It is answered within this workflow task, so the
-        # search attributes wait for it: what they say before it, nobody could see.
-        self._attributes_wait = True
+        # through the server's task queue.
         try:
             return await workflow.execute_local_activity_method(
                 NotifyActivities.plan_notifications,
@@ -484,8 +500,6 @@ class PrepareSpare:
         except (ApplicationError, TemporalTimeout) as err:
             # A local activity's failure arrives as is, not inside an ActivityError.
             raise SpareFailed(_reason(err), _kind(err)) from None
-        finally:
-            self._attributes_wait = False
 
     async def _reserve(self, spare_id: str, req: SpareRequest) -> Reservation:
         self._enter(Phase.RESERVING, "asking the ledger for a host")

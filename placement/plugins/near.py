@@ -87,4 +87,6 @@ class Near:
         near = ctx.request.near
         if near is None or near.required:
             return None
-        return np.where(_same_domain(ctx, table)[idx], 100, 0).astype(np.int64)
+        scores = _same_domain(ctx, table)[idx].astype(np.int64)
+        scores *= 100
+        return scores

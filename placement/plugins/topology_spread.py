@@ -84,12 +84,14 @@ def spread_counts(ctx: RequestContext) -> list[SpreadCounts]:
 
 def _eligible_table(ctx: RequestContext, table: HostTable) -> BoolArray:
     request = ctx.request
+    in_pool = None if request.pool is None else table.pool == table.pool_codes.get(request.pool, -2)
+    if not request.node_selector and not (request.node_affinity and request.node_affinity.required):
+        # Every label set passes: no selector, no required term.
+        return np.ones(len(table), dtype=bool) if in_pool is None else in_pool
     labels_ok = per_signature(
         table.label_sig, [label_reason(request, s) == 0 for s in table.label_sets]
     ).astype(bool)
-    if request.pool is None:
-        return labels_ok
-    return labels_ok & (table.pool == table.pool_codes.get(request.pool, -2))
+    return labels_ok if in_pool is None else labels_ok & in_pool
 
 
 def spread_table(ctx: RequestContext, table: HostTable) -> list[TableSpread]:

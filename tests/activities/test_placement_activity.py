@@ -4,11 +4,17 @@ unknown `near` is its own answer, never a placement that ignores it."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
-from activities.placement import decide
+import pytest
+
+from activities.inventory import FileInventory
+from activities.placement import PlacementActivities, PlaceVmsInput, decide
 from placement.models import PlacementInput, VmRequest
 from placement.reservations import Reservation, apply_reservations
+from placement.table import HostTable
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -104,3 +110,34 @@ def test_a_reserved_device_is_taken_and_a_device_no_host_has_never_fits() -> Non
         "no host of the inventory could ever hold it "
         "(no host fits: 5 insufficient_disk, 1 insufficient_device)"
     )
+
+
+async def test_a_batch_judges_could_it_ever_fit_on_one_emptied_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Reservations change what is allocated, which the emptied inventory does not look at: a
+    # batch builds that table once per inventory read, and decides as one by one would.
+    document = snapshot({}).model_dump(mode="json", exclude={"request"})
+    path = tmp_path / "inventory.json"
+    path.write_text(json.dumps(document))
+    requests = [VmRequest(name=f"spare-{i}", cpu=30, memory_mb=2048) for i in range(3)]
+    builds = []
+    real_build = HostTable.build.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[HostTable], hosts: Any) -> HostTable:
+        builds.append(len(hosts))
+        return real_build(cls, hosts)
+
+    monkeypatch.setattr(HostTable, "build", classmethod(counting))
+    activities = PlacementActivities({"site": FileInventory(path)})
+    batch = await activities.place_vms(PlaceVmsInput(inventory="site", requests=requests))
+    assert len(builds) == 1 + len(requests)  # the emptied table, then one per decision
+    placed: list[Reservation] = []
+    for request, result in zip(requests, batch.decisions, strict=True):
+        alone = decide(
+            apply_reservations(snapshot({}).model_copy(update={"request": request}), placed)
+        )
+        assert (result.host, result.summary) == (alone.host, alone.summary)
+        if alone.host is not None:
+            placed.append(Reservation.of(request, alone.host, None, request.name))
+    assert [d.host for d in batch.decisions].count(None) == 0

@@ -87,20 +87,22 @@ def test_decisions_sharing_breakdowns_still_explain_their_own_rows() -> None:
     width=st.integers(1, 5),
     distinct=st.sampled_from([2, 7, 101]),
     limits=st.sampled_from([(256, 1 << 16), (3, 50), (2, 5)]),
+    low=st.sampled_from([0, 0, -1, 1]),
     seed=st.integers(0, 2**32 - 1),
 )
 def test_an_engines_lookup_finds_every_rows_own_breakdown(
-    sizes: list[int], width: int, distinct: int, limits: tuple[int, int], seed: int
+    sizes: list[int], width: int, distinct: int, limits: tuple[int, int], low: int, seed: int
 ) -> None:
     # Decisions in turn share one lookup, also when it fills up and starts again, when one
-    # decision alone needs more than it holds, and with more plugins than it takes (5).
+    # decision alone needs more than it holds, with more plugins than it takes (5), and with
+    # a score outside 0..100 (a site plugin's: -1 or 101).
     rng = np.random.default_rng(seed)
     shared: BreakdownCache = {}
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(breakdowns, "_MAX_PAGES", limits[0])
         patch.setattr(breakdowns, "_MAX_BREAKDOWNS", limits[1])
         for size in sizes:
-            values = rng.integers(0, 101, size=distinct)
+            values = rng.integers(low, low + 101, size=distinct)
             matrix = rng.choice(values, size=(size, width)).astype(np.int64)
             matrix[:, 0] = rng.integers(0, 101, size=size)  # a column with many values
             d = _decision([0] * size, matrix, [1] * width, shared)
