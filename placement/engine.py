@@ -146,7 +146,10 @@ class Engine:
             return (), np.zeros((len(candidates), 0), np.int64), np.zeros(len(candidates), np.int64)
         # One row per plugin, seen as candidates x plugins: each plugin's column stays contiguous.
         matrix = np.stack(columns).T
-        return tuple(names), matrix, np.asarray(weights, dtype=np.int64) @ matrix.T
+        totals = columns[0] * weights[0]
+        for column, weight in zip(columns[1:], weights[1:], strict=True):
+            totals += column if weight == 1 else column * weight
+        return tuple(names), matrix, totals
 
 
 def _write_reasons(

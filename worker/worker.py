@@ -224,6 +224,7 @@ def build_worker(
         interceptors=[ActivityMetrics(), InputArityCheck()],
         workflow_runner=workflow_runner(),
         max_concurrent_activities=settings.max_concurrent_activities,
+        max_cached_workflows=settings.max_cached_workflows,
         # Leaving the worker's block stops polling at once; running activities (a playbook
         # half-way through a VM) get this long to finish before they are cancelled.
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),

@@ -81,7 +81,7 @@ def test_decisions_sharing_breakdowns_still_explain_their_own_rows() -> None:
     assert shared[("P0", "P1", "P2")]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     sizes=st.lists(st.integers(0, 300), min_size=1, max_size=5),
     width=st.integers(1, 5),

@@ -115,3 +115,13 @@ def test_the_ui_link_names_namespace_and_workflow() -> None:
     assert (
         settings.workflow_ui_url("spare-a-b") == "http://ui:8233/namespaces/ns/workflows/spare-a-b"
     )
+
+
+def test_a_worker_without_a_workflow_cache_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VIRTFLOW_MAX_CACHED_WORKFLOWS", "0")
+    with pytest.raises(
+        ValidationError, match=r"max_cached_workflows\n.*greater than or equal to 1"
+    ):
+        Settings()
+    monkeypatch.setenv("VIRTFLOW_MAX_CACHED_WORKFLOWS", "40")
+    assert Settings().max_cached_workflows == 40

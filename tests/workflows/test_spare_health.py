@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import PendingActivityState
+from temporalio.client import Client
 
 from contracts.spare import Phase, ReleaseRequest, SpareStatus
+from runtime.settings import Settings
 from tests.helpers import assert_ended_quietly, assert_eventually
-from tests.stack import Provisioner, Stack, wait_phase
+from tests.stack import Provisioner, Stack, running_stack, wait_phase
 from workflows.prepare_spare import PrepareSpare
 
 
@@ -151,3 +154,42 @@ async def test_a_released_spares_watch_ends_before_the_spare_and_logs_nothing(
     kinds = [e.WhichOneof("attributes") for e in history.events]
     assert "activity_task_cancel_requested_event_attributes" in kinds
     await assert_ended_quietly(handle, caplog, capfd)
+
+
+async def test_held_spares_evicted_from_a_full_cache_are_released_quietly(
+    client: Client,
+    task_queue: str,
+    tmp_path: Path,
+    inventory_doc: dict[str, Any],
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """With `max_cached_workflows` below the spares held, a held spare leaves the worker's
+    memory (its watch keeps running) and is rebuilt from its history when released."""
+    caplog.set_level(logging.DEBUG, logger="temporalio.worker._workflow")
+
+    def one_cached(settings: Settings) -> Settings:
+        return settings.model_copy(update={"max_cached_workflows": 1})
+
+    async with running_stack(
+        client, task_queue, tmp_path, inventory_doc, one_cached, "http"
+    ) as stack:
+        held = [await ready_spare(stack) for _ in range(2)]
+        run_ids = {(await handle.describe()).run_id for _, handle in held}
+
+        def evicted() -> set[str]:
+            return {
+                str(r.args[0])
+                for r in caplog.records
+                if r.msg.startswith("Evicting workflow") and isinstance(r.args, tuple)
+            }
+
+        async def some_held_spare_evicted() -> None:
+            assert run_ids & evicted()
+
+        await assert_eventually(some_held_spare_evicted)
+        for _, handle in held:
+            await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="done"))
+            assert (await handle.result()).phase == Phase.RELEASED
+        for _, handle in held:
+            await assert_ended_quietly(handle, caplog, capfd)
