@@ -57,6 +57,13 @@ class Domains:
         """Domain value -> code."""
         return {value: code for code, value in enumerate(self.values)}
 
+    @cached_property
+    def held(self) -> BoolArray:
+        """Per code, whether a host holds that domain, then one last slot (False) for code -1."""
+        held = np.zeros(len(self.values) + 1, dtype=bool)
+        held[self.code[self.code >= 0]] = True
+        return held
+
 
 @dataclass(frozen=True, eq=False)
 class HostTable:
