@@ -17,6 +17,8 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from temporalio.service import RPCError
 
+from placement.errors import field_path
+
 from .errors import ApiError, Code, InvalidInput, NoCapacity, SpareNotFound
 
 log = logging.getLogger(__name__)
@@ -123,7 +125,8 @@ def _field_errors(errors: list[Any], prefix: tuple[str, ...] = ()) -> list[Field
         path = [str(part) for part in loc[1:]] if loc and loc[0] in _SOURCES else loc
         found.append(
             FieldError(
-                field=".".join(str(p) for p in path),
+                # A bad dict key reads as its own path (`devices.fpga`); `loc` keeps pydantic's.
+                field=field_path(path),
                 loc=loc,
                 message=error["msg"],
                 type=error["type"],

@@ -13,7 +13,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import repeat
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -149,9 +148,7 @@ class RequestContext:
         rows = self._group_rows.get(group)
         if rows is None:
             hosts = [vm.host for vm in self.existing_vms if vm.group == group]
-            found = np.fromiter(map(self.table.index.get, hosts, repeat(-1)), dtype=np.int64)
-            rows = found[found >= 0]
-            self._group_rows[group] = rows
+            rows = self._group_rows[group] = self.table.rows_of(group, hosts)
         return rows
 
     def near_target(self) -> NearDomain | None:

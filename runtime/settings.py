@@ -79,7 +79,7 @@ class Settings(BaseSettings):
     """Activities one worker runs at once. Each spare waiting for the ledger holds one slot
     while the ledger needs a free slot for its placement, so keep this well above the number
     of spares requested at the same moment. Activities are asyncio tasks: a slot is cheap."""
-    max_cached_workflows: int = Field(default=250, ge=1)
+    max_cached_workflows: int = Field(default=200, ge=1)
     """Workflows one worker keeps in memory between their tasks; each held spare is one (about
     0.3 MB). Past this number the least recently active one is evicted and, at its next task
     (a held spare: its release), rebuilt by replaying its history: CPU, not correctness. 0

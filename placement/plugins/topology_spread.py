@@ -46,15 +46,23 @@ class SpreadCounts:
 
 @dataclass(frozen=True, eq=False)
 class TableSpread:
-    """One constraint over the whole table: per host its domain's count, and `min`."""
+    """One constraint over the whole table, kept per domain: hosts read their domain's entry
+    with one gather when a result is needed, so a request makes one pass over the table's
+    hosts per result instead of several (a host array per step)."""
 
     constraint: TopologySpreadConstraint
-    has_key: BoolArray
-    count: IntArray  # count[domain(h)] per host, 0 where the host lacks the key
+    code: IntArray  # per host, its domain code under the key (-1 lacks the key)
+    counts: IntArray  # per domain code, then one last slot, 0, read by code -1
     min: int
 
     def violations(self) -> BoolArray:
-        return ~self.has_key | (self.count + 1 - self.min > self.constraint.max_skew)
+        over = self.counts + 1 - self.min > self.constraint.max_skew
+        over[-1] = True  # a host lacking the key always violates
+        return over[self.code]
+
+    def count_at(self, idx: IntArray) -> IntArray:
+        """count[domain(h)] of the hosts at `idx`, 0 where a host lacks the key."""
+        return self.counts[self.code[idx]]
 
 
 def _eligible(request: VmRequest, host: Host) -> bool:
@@ -82,12 +90,13 @@ def spread_counts(ctx: RequestContext) -> list[SpreadCounts]:
     return cached
 
 
-def _eligible_table(ctx: RequestContext, table: HostTable) -> BoolArray:
+def _eligible_table(ctx: RequestContext, table: HostTable) -> BoolArray | None:
+    """The hosts eligible for the request's constraints, before the key; None for all."""
     request = ctx.request
     in_pool = None if request.pool is None else table.pool == table.pool_codes.get(request.pool, -2)
     if not request.node_selector and not (request.node_affinity and request.node_affinity.required):
         # Every label set passes: no selector, no required term.
-        return np.ones(len(table), dtype=bool) if in_pool is None else in_pool
+        return in_pool
     labels_ok = per_signature(
         table.label_sig, [label_reason(request, s) == 0 for s in table.label_sets]
     ).astype(bool)
@@ -104,17 +113,22 @@ def spread_table(ctx: RequestContext, table: HostTable) -> list[TableSpread]:
         for constraint in request.topology_spread:
             group = request.spread_group(constraint)
             domains = table.domains(constraint.topology_key)
-            has_key = domains.code >= 0
-            eligible = base & has_key
             vm_hosts = np.zeros(0, dtype=np.int64) if group is None else ctx.group_rows(group)
-            vm_hosts = vm_hosts[eligible[vm_hosts]]
+            if base is None:
+                # Every host with the key is eligible: its domains are the table's own.
+                vm_codes = domains.code[vm_hosts]
+                vm_codes = vm_codes[vm_codes >= 0]
+                present = domains.held
+            else:
+                eligible = base & (domains.code >= 0)
+                vm_codes = domains.code[vm_hosts[eligible[vm_hosts]]]
+                present = np.zeros(len(domains) + 1, dtype=bool)
+                present[domains.code[eligible]] = True
             # One extra slot so that a host lacking the key (code -1) reads a 0.
-            counts = np.bincount(domains.code[vm_hosts], minlength=len(domains) + 1)
+            counts = np.bincount(vm_codes, minlength=len(domains) + 1)
             counts[-1] = 0
-            present = np.zeros(len(domains) + 1, dtype=bool)
-            present[domains.code[eligible]] = True
             low = int(counts[present].min()) if present.any() else 0
-            cached.append(TableSpread(constraint, has_key, counts[domains.code], low))
+            cached.append(TableSpread(constraint, domains.code, counts, low))
         ctx.memo["spread_table"] = cached
     return cached
 
@@ -158,11 +172,8 @@ class PodTopologySpread:
     def filter_table(self, ctx: RequestContext, table: HostTable) -> BoolArray | None:
         if not any(_hard(c) for c in ctx.request.topology_spread):
             return None
-        failed = np.zeros(len(table), dtype=bool)
-        for spread in spread_table(ctx, table):
-            if _hard(spread.constraint):
-                failed |= spread.violations()
-        return failed
+        hard = [s.violations() for s in spread_table(ctx, table) if _hard(s.constraint)]
+        return np.logical_or.reduce(hard) if len(hard) > 1 else hard[0]
 
     def score_hosts(self, ctx: RequestContext, hosts: Sequence[Host]) -> list[int] | None:
         if all(_hard(c) for c in ctx.request.topology_spread):
@@ -190,6 +201,6 @@ class PodTopologySpread:
         raw = np.zeros(len(idx), dtype=np.int64)
         complete = np.ones(len(idx), dtype=bool)
         for spread in soft:
-            raw += spread.count[idx]
-            complete &= spread.has_key[idx]
+            raw += spread.count_at(idx)
+            complete &= spread.code[idx] >= 0
         return _normalize(raw, complete)

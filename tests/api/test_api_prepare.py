@@ -144,24 +144,39 @@ async def test_a_request_written_by_the_kubernetes_client_is_accepted(
 
 
 @pytest.mark.parametrize(
-    ("fields", "loc"),
+    ("fields", "loc", "field"),
     [
         (
             {"node_selector": {"example.com/": "a"}},
             ["body", "node_selector", "example.com/", "[key]"],
+            "node_selector.example.com/",
         ),
-        ({"node_selector": {"zone": "a b"}}, ["body", "node_selector", "zone"]),
-        ({"tolerations": [{"key": "k", "value": "-x"}]}, ["body", "tolerations", 0, "value"]),
+        (
+            {"node_selector": {"zone": "a b"}},
+            ["body", "node_selector", "zone"],
+            "node_selector.zone",
+        ),
+        (
+            {"tolerations": [{"key": "k", "value": "-x"}]},
+            ["body", "tolerations", 0, "value"],
+            "tolerations.0.value",
+        ),
     ],
 )
 async def test_a_label_kubernetes_would_refuse_is_422_naming_it(
-    api: httpx.AsyncClient, client: Client, fields: dict[str, object], loc: list[object]
+    api: httpx.AsyncClient,
+    client: Client,
+    fields: dict[str, object],
+    loc: list[object],
+    field: str,
 ) -> None:
     body = spare_body(**fields)
     answer = await api.post("/spare/prepare", json=body)
     assert answer.status_code == 422
     [error] = answer.json()["errors"]
     assert error["loc"] == loc and "label" in error["message"]
+    # The field reads as the operator wrote it; a bad key is named by its own path.
+    assert error["field"] == field
     await assert_not_started(client, f"spare-lab-{body['request_id']}")
 
 

@@ -8,7 +8,9 @@ import pytest
 from factories import decide, host, placement_input, request
 from pydantic import ValidationError
 
-from placement.models import VmRequest
+from placement.engine import Engine
+from placement.models import ExistingVm, Policy, VmRequest
+from placement.table import HostTable
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -213,3 +215,19 @@ def test_a_constraint_without_group_counts_the_anti_affinity_group() -> None:
         "a2": "topology_spread_violation",
         "b1": "anti_affinity_conflict",
     }
+
+
+def test_one_table_follows_the_group_vms_each_request_names() -> None:
+    # A table serves many requests; the rows of a group's VMs are kept for the next request
+    # and must be looked up again when that request's VMs differ.
+    hosts = [zoned("a1", "a"), zoned("a2", "a"), zoned("b1", "b"), zoned("b2", "b")]
+    table = HostTable.build(hosts)
+    engine = Engine(Policy())
+    existing = [ExistingVm.model_validate(vm) for vm in vms("a1", "ghost")]
+    moved = [ExistingVm.model_validate(vm) for vm in vms("b1", "ghost")]
+    for vm_list, full in ((existing, "a"), (moved, "b"), (existing, "a")):
+        rejected = engine.decide(table, hard(), vm_list).rejected
+        assert rejected == {
+            f"{full}1": "topology_spread_violation",
+            f"{full}2": "topology_spread_violation",
+        }
