@@ -36,6 +36,10 @@ from .timeouts import QuietHeartbeat, heartbeat_interval
 # A failed task whose message starts with this marker may heal by itself (5xx, connection
 # refused): the playbooks use it so the activity can leave the retry to the engine.
 TRANSIENT_MARKER = "TRANSIENT:"
+# The environment variable naming the file in which a task whose effect cannot be taken back
+# once sent (a libvirt define or start: libvirtd carries it out even if its client dies) keeps
+# its process id while it runs; a cancel stops ansible-playbook only after that task.
+UNINTERRUPTIBLE_ENV = "VIRTFLOW_UNINTERRUPTIBLE"
 # How often a long-running task is reported again, so a heartbeat timeout only fires when
 # the worker is really gone.
 HEARTBEAT_EVERY_SECONDS = 5.0
@@ -149,6 +153,17 @@ async def run_stoppable(
         with contextlib.suppress(Exception):
             await future
         raise
+
+
+def uninterruptible_task_running(marker: Path) -> bool:
+    """Whether a task has said, through `marker`, that it is inside a call that must finish,
+    and its process still lives (a task killed meanwhile holds nothing back)."""
+    try:
+        pid = int(marker.read_text())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 async def finish_first(call: Awaitable[T]) -> T:
@@ -269,6 +284,14 @@ class AnsibleProvisioner:
         # Progress runs in the activity's context, where activity.heartbeat works.
         context = contextvars.copy_context()
         cancelled = threading.Event()
+        marker = private_dir / "uninterruptible"
+
+        def stop_now() -> bool:
+            # A cancel waits for a libvirt call in flight: killed mid-call, ansible-playbook
+            # leaves libvirtd to finish it after the compensation has looked (a define that
+            # probes a new qemu takes seconds), and the VM outlives its destroy.
+            return cancelled.is_set() and not uninterruptible_task_running(marker)
+
         collected: dict[str, Any] = {}
         clock = TaskClock(time.time())
 
@@ -294,12 +317,12 @@ class AnsibleProvisioner:
             # Site variables are the operator's and may be templates; the request's are data,
             # and a request's null leaves the site's value alone.
             extravars={**self.extravars, **as_data(_given(extravars)), "provider": self.provider},
-            envvars=ansible_envvars(),
+            envvars={**ansible_envvars(), UNINTERRUPTIBLE_ENV: str(marker)},
             inventory=self._inventories(private_dir),
             settings={"pexpect_timeout": 0.5, "suppress_ansible_output": True},
             quiet=True,
             event_handler=on_event,
-            cancel_callback=cancelled.is_set,
+            cancel_callback=stop_now,
         )
         try:
             runner = await run_stoppable(run, cancelled, self._executor)

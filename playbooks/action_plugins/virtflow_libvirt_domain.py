@@ -1,4 +1,4 @@
-"""Action plugin: make sure a libvirt domain exists and runs, in one libvirt connection.
+"""Action plugin: make sure a libvirt domain runs, or is gone, in one libvirt connection.
 
 The libvirt provider's create (hypervisors/libvirt/create.yml) needs three things of libvirt:
 is the domain there, define it if not, start it. community.libvirt.virt does each in a module
@@ -9,6 +9,18 @@ client reaches the host through the URI, so nothing needs to run on the host). A
 domain is never defined again: it is started if it is not running and its XML is returned,
 so a retried create reports the domain it made.
 
+`state: absent` (the destroy) powers the domain off and undefines it, and returns only once
+libvirt no longer knows the name. A create cancelled while libvirtd starts its domain leaves
+that start running in libvirtd: a domain undefined then is defined again, or keeps running as
+a transient domain, once the start ends (seen with qemu). So the domain is undefined only
+while inactive, and looked up again until it is gone, within `wait_seconds`.
+
+A cancelled create kills ansible-playbook, but not what libvirtd was asked already: a define
+or a start in flight completes after its client is gone, possibly after the compensation's
+destroy has looked. So the call runs as uninterruptible: its process id is kept, while it
+runs, in the file the activity names in VIRTFLOW_UNINTERRUPTIBLE, and a cancel waits for it
+(activities/provisioning.py).
+
 A failure says whether libvirt could not be reached (`transient`: the connection failed or
 dropped, which may heal) or refused what it was asked (a bad XML, a domain that cannot
 start), which will not. Options and results: ../library/virtflow_libvirt_domain.py.
@@ -17,6 +29,10 @@ start), which will not. Options and results: ../library/virtflow_libvirt_domain.
 from __future__ import annotations
 
 import contextlib
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from ansible.plugins.action import ActionBase
@@ -35,8 +51,12 @@ except ImportError:
 ARGUMENTS: dict[str, Any] = {
     "uri": {"type": "str", "required": True},
     "name": {"type": "str", "required": True},
-    "xml": {"type": "str", "required": True},
+    "state": {"type": "str", "choices": ["running", "absent"], "default": "running"},
+    "xml": {"type": "str"},
+    "wait_seconds": {"type": "float", "default": 120.0},
 }
+# How often a domain still there after its power-off and undefine is looked at again.
+RECHECK_SECONDS = 0.2
 
 
 class ActionModule(ActionBase):
@@ -44,7 +64,9 @@ class ActionModule(ActionBase):
     _requires_connection = False
 
     def run(self, tmp: Any = None, task_vars: Any = None) -> dict[str, Any]:
-        _, args = self.validate_argument_spec(argument_spec=ARGUMENTS)
+        _, args = self.validate_argument_spec(
+            argument_spec=ARGUMENTS, required_if=[("state", "running", ["xml"])]
+        )
         result: dict[str, Any] = super().run(tmp, task_vars)
         for missing, imported in (("libvirt", libvirt), ("lxml", lxml)):
             if imported is None:
@@ -59,13 +81,33 @@ class ActionModule(ActionBase):
         except libvirt.libvirtError as err:
             return {**result, "failed": True, "transient": True, "msg": f"no connection: {err}"}
         try:
-            return {**result, **ensure_running(conn, args["name"], args["xml"])}
+            if args["state"] == "absent":
+                return {**result, **ensure_absent(conn, args["name"], args["wait_seconds"])}
+            with uninterruptible():
+                return {**result, **ensure_running(conn, args["name"], args["xml"])}
+        except StillThere as err:
+            return {**result, "failed": True, "transient": True, "msg": str(err)}
         except libvirt.libvirtError as err:
             return {**result, "failed": True, "transient": unreachable(err), "msg": str(err)}
         finally:
             # A connection that dropped: the outcome is decided already.
             with contextlib.suppress(libvirt.libvirtError):
                 conn.close()
+
+
+@contextlib.contextmanager
+def uninterruptible() -> Iterator[None]:
+    """Say, for the time of the block, that this process must not be killed by a cancel."""
+    marker = os.environ.get("VIRTFLOW_UNINTERRUPTIBLE")
+    if not marker:
+        yield
+        return
+    Path(marker).write_text(str(os.getpid()))
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            Path(marker).unlink()
 
 
 def unreachable(err: libvirt.libvirtError) -> bool:
@@ -106,3 +148,36 @@ def ensure_running(conn: libvirt.virConnect, name: str, xml: str) -> dict[str, A
         "existed": existed,
         "xml": domain.XMLDesc(0) if existed else "",
     }
+
+
+class StillThere(Exception):
+    """The domain outlived its destroy's wait (a start that does not end): try again later."""
+
+
+def ensure_absent(conn: libvirt.virConnect, name: str, wait_seconds: float) -> dict[str, Any]:
+    """Power off and undefine `name`; return once libvirt no longer lists it."""
+    deadline = time.monotonic() + wait_seconds
+    existed = False
+    while (domain := lookup(conn, name)) is not None:
+        existed = True
+        try:
+            if domain.isActive():
+                domain.destroy()
+            # Undefined while active, a domain becomes transient: a start still running in
+            # libvirtd would then end with it running, or defined again.
+            if not domain.isActive() and domain.isPersistent():
+                domain.undefine()
+        except libvirt.libvirtError as err:
+            # Gone meanwhile, or mid-start or mid-stop (not running yet, not stopped yet):
+            # the next look decides.
+            if err.get_error_code() not in (
+                libvirt.VIR_ERR_NO_DOMAIN,
+                libvirt.VIR_ERR_OPERATION_INVALID,
+            ):
+                raise
+        if lookup(conn, name) is None:
+            break
+        if time.monotonic() > deadline:
+            raise StillThere(f"domain {name} is still there {wait_seconds:.0f} s after its destroy")
+        time.sleep(RECHECK_SECONDS)
+    return {"changed": existed, "existed": existed}

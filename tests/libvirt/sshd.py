@@ -182,7 +182,9 @@ MaxStartups 100
     )
     _write(
         server.ssh_command,
-        f'#!/bin/sh\nprintf "%s\\n" "$*" >> {directory / "ssh-calls.log"}\n'
+        # One line a call: a multi-line command (a shell script) is logged with spaces.
+        f'#!/bin/sh\nprintf "%s\\n" "$(printf "%s" "$*" | tr "\\n" " ")"'
+        f" >> {directory / 'ssh-calls.log'}\n"
         f'exec ssh -F {server.ssh_config} "$@"\n',
         0o700,
     )

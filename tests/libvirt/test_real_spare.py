@@ -200,10 +200,12 @@ async def test_a_real_vm_boots_joins_as_a_ready_node_and_goes_away(
         status = await handle.query(PrepareSpare.status)
         assert status.host == HOST
         # Both went over SSH to the host: libvirt (its helper on the far side) and Ansible
-        # (the disk and seed, made by the host's own Python).
+        # (the disk and seed of this spare, one shell command on the host).
         calls = loopback_ssh.calls()
         assert any("virt-ssh-helper" in call for call in calls), calls
-        assert any(HOST in call and "python3" in call for call in calls), calls
+        assert any(
+            HOST in call and f"libvirt-prepare {images} {spare_id} " in call for call in calls
+        ), calls
         node = store.get("nodes", "", spare_id)
         assert node is not None
         labels = node["metadata"]["labels"]
