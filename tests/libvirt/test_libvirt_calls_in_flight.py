@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -112,16 +113,23 @@ def remove(libvirt: Any) -> None:
         conn.close()
 
 
-async def test_a_domain_destroyed_while_libvirt_starts_it_is_gone_after_the_start(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    libvirt_uri: str,
-    libvirt_collections: Path,
-) -> None:
-    import libvirt
+@pytest.fixture
+def libvirt(
+    monkeypatch: pytest.MonkeyPatch, libvirt_uri: str, libvirt_collections: Path
+) -> Iterator[Any]:
+    """libvirt-python against the session's libvirtd, the collections the playbooks need, and
+    no domain NAME before the test (an interrupted run may have left it) nor after."""
+    import libvirt as module
 
     monkeypatch.setenv("ANSIBLE_COLLECTIONS_PATH", str(libvirt_collections))
-    remove(libvirt)  # left by an interrupted run
+    remove(module)
+    yield module
+    remove(module)
+
+
+async def test_a_domain_destroyed_while_libvirt_starts_it_is_gone_after_the_start(
+    tmp_path: Path, libvirt: Any
+) -> None:
     emulator = slow_emulator(tmp_path, f"*guest={NAME},*")
     activities = provisioning(tmp_path, {})
 
@@ -135,51 +143,38 @@ async def test_a_domain_destroyed_while_libvirt_starts_it_is_gone_after_the_star
         finally:
             conn.close()
 
-    try:
-        starting = asyncio.get_running_loop().run_in_executor(None, start)
+    starting = asyncio.get_running_loop().run_in_executor(None, start)
 
-        async def start_begun() -> None:
-            assert (tmp_path / "slowed").exists(), "libvirtd has not run the emulator yet"
+    async def start_begun() -> None:
+        assert (tmp_path / "slowed").exists(), "libvirtd has not run the emulator yet"
 
-        await assert_eventually(start_begun, timeout=120, interval=0.05)
-        assert NAME in names(libvirt)
-        await ActivityEnvironment().run(
-            activities.destroy_vm, DestroyVmInput(name=NAME, host="localhost")
-        )
-        await starting
-        # The start is over: whatever it did, the domain must not be there.
-        assert NAME not in names(libvirt)
-    finally:
-        remove(libvirt)
+    await assert_eventually(start_begun, timeout=120, interval=0.05)
+    assert NAME in names(libvirt)
+    await ActivityEnvironment().run(
+        activities.destroy_vm, DestroyVmInput(name=NAME, host="localhost")
+    )
+    await starting
+    # The start is over: whatever it did, the domain must not be there.
+    assert NAME not in names(libvirt)
 
 
 async def test_a_create_cancelled_during_its_libvirt_call_ends_after_the_call(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    libvirt_uri: str,
-    libvirt_collections: Path,
+    tmp_path: Path, libvirt: Any
 ) -> None:
-    import libvirt
-
-    monkeypatch.setenv("ANSIBLE_COLLECTIONS_PATH", str(libvirt_collections))
-    remove(libvirt)  # left by an interrupted run
     # A binary libvirtd has not seen: the define probes it, and the probe is slowed.
     emulator = slow_emulator(tmp_path, "*-machine\\ none*")
     activities = provisioning(tmp_path, {"libvirt_emulator": str(emulator)})
     spec = VmSpec(name=NAME, host="localhost", cpu=1, memory_mb=64)
     env = ActivityEnvironment()
-    try:
-        creating = asyncio.ensure_future(env.run(activities.create_vm, CreateVmInput(spec=spec)))
+    creating = asyncio.ensure_future(env.run(activities.create_vm, CreateVmInput(spec=spec)))
 
-        async def define_under_way() -> None:
-            assert (tmp_path / "slowed").exists(), "libvirtd is not probing the emulator yet"
+    async def define_under_way() -> None:
+        assert (tmp_path / "slowed").exists(), "libvirtd is not probing the emulator yet"
 
-        await assert_eventually(define_under_way, timeout=120, interval=0.05)
-        assert NAME not in names(libvirt)
-        env.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await creating
-        # Ended only once libvirtd had answered: what it defined is there to destroy.
-        assert NAME in names(libvirt)
-    finally:
-        remove(libvirt)
+    await assert_eventually(define_under_way, timeout=120, interval=0.05)
+    assert NAME not in names(libvirt)
+    env.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await creating
+    # Ended only once libvirtd had answered: what it defined is there to destroy.
+    assert NAME in names(libvirt)
