@@ -41,9 +41,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
 
+# Most tests wait on servers, playbooks and guests rather than compute: two workers (each with
+# its own Temporal server) finish the suite in about 60% of the time of one on 2 cores.
+TEST_WORKERS ?= 2
 test: lint chromium kubectl libvirt sshd guest-image
 	PATH="$(CURDIR)/$(BIN):$$PATH" ANSIBLE_COLLECTIONS_PATH="$(CURDIR)/.virtflow/collections" \
-		$(BIN)/pytest
+		$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # The lowest versions the dependency bounds allow, in a venv of their own, and the tests of the
 # pure parts and the HTTP API on them: a lower bound that is not true fails here.

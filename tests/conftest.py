@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import IndexedValueType
@@ -20,6 +22,13 @@ from tests.security.secret_scan import SecretScan
 
 SECRET_SCAN = SecretScan(SCANNED)
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # A pytest-xdist worker starts with COLUMNS=80 and LINES=24 set, which rich reads once, when
+    # the command line's consoles are made: its tables and errors would wrap at 80 columns.
+    # The command-line tests set the width they need for each invocation.
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     SECRET_SCAN.install()
@@ -27,6 +36,21 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(SECRET_SCAN.summary())
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # In a pytest-xdist worker (after its session fixtures, so after its history scan): the
+    # counts go to the controller, which prints the summary.
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["secret_scan"] = SECRET_SCAN.counts()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    counts = getattr(node, "workeroutput", {}).get("secret_scan")
+    if counts is not None:
+        SECRET_SCAN.add_counts(counts)
 
 
 @pytest.fixture(scope="session")
@@ -88,3 +112,11 @@ async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
 @pytest.fixture
 def task_queue() -> str:
     return f"tq-{uuid.uuid4()}"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Run in parallel (pytest-xdist), the tests that share the host's one libvirtd stay on
+    # one worker: they count its domains before and after.
+    for item in items:
+        if "libvirt_uri" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("libvirt"))

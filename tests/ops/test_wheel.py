@@ -7,14 +7,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import pytest
 
 from runtime.settings import REPO_ROOT
 
-# pip resolving and installing every dependency, then a whole spare's life.
+# Resolving and installing every dependency, then a whole spare's life.
 INSTALL_SECONDS = 600
 DEMO_SECONDS = 300
 
@@ -39,20 +38,19 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         env=env,
     )
     (wheel,) = (root / "dist").glob("virtflow-*.whl")
-    venv.create(root / "venv", with_pip=True)
-    bin_dir = root / "venv" / "bin"
-    # --no-compile: byte-compiling every dependency (ansible-core alone is thousands of files)
-    # took half the install; the demo below compiles only what it imports.
+    # uv resolves and installs the wheel's dependencies from their declared bounds, as pip
+    # would, in a tenth of pip's time (about 5 s instead of 45 here); it does not byte-compile
+    # them either, so the demo below compiles only what it imports.
+    uv = str(Path(sys.executable).with_name("uv"))
     _run(
-        [
-            str(bin_dir / "python"),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-compile",
-            f"{wheel}[lab]",
-        ],
+        [uv, "venv", "--quiet", "--python", sys.executable, str(root / "venv")],
+        cwd=root,
+        timeout=INSTALL_SECONDS,
+        env=env,
+    )
+    bin_dir = root / "venv" / "bin"
+    _run(
+        [uv, "pip", "install", "--quiet", "--python", str(bin_dir / "python"), f"{wheel}[lab]"],
         cwd=root,
         timeout=INSTALL_SECONDS,
         env=env,

@@ -21,6 +21,7 @@ from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from contracts.ledger import FREE_UPDATE, FreeInput, FreeResult, LedgerState, ledger_workflow_id
@@ -86,13 +87,18 @@ async def make_current(client: Client, task_queue: str, deployment: str, build_i
         assert proc.returncode == 0, output.decode()
 
     async def routed() -> None:
-        answer = await client.workflow_service.describe_task_queue(
-            DescribeTaskQueueRequest(
-                namespace=client.namespace,
-                task_queue=TaskQueue(name=task_queue),
-                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        try:
+            answer = await client.workflow_service.describe_task_queue(
+                DescribeTaskQueueRequest(
+                    namespace=client.namespace,
+                    task_queue=TaskQueue(name=task_queue),
+                    task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+                )
             )
-        )
+        except RPCError as err:
+            # A busy dev server cancels the describe while it asks matching: ask again.
+            assert err.status != RPCStatusCode.CANCELLED, err
+            raise
         current = answer.versioning_info.current_deployment_version
         assert (current.deployment_name, current.build_id) == (deployment, build_id)
 

@@ -94,6 +94,7 @@ class SecretScan:
         self.secrets = dict(secrets)
         self.watch = SecretWatch(secrets)
         self.histories = 0
+        self.others: list[dict[str, int]] = []
 
     def add(self, name: str, secret: str) -> None:
         """A secret made during the session (a bootstrap token): scanned like the others."""
@@ -112,8 +113,21 @@ class SecretScan:
         leaks += self.watch.leaks
         assert not leaks, "configured secrets leaked:\n" + "\n".join(sorted(set(leaks)))
 
+    def counts(self) -> dict[str, int]:
+        """What this process scanned; a parallel run's workers send theirs to the summary."""
+        return {
+            "histories": self.histories,
+            "records": self.watch.records,
+            "leaks": len(self.watch.leaks),
+        }
+
+    def add_counts(self, counts: Mapping[str, int]) -> None:
+        """Another process's counts (a pytest-xdist worker's), for the summary."""
+        self.others.append(dict(counts))
+
     def summary(self) -> str:
+        total = {key: sum(c[key] for c in [self.counts(), *self.others]) for key in self.counts()}
         return (
-            f"secret scan: {self.histories} workflow histories, {self.watch.records} log "
-            f"records, {len(self.watch.leaks)} leaks in logs"
+            f"secret scan: {total['histories']} workflow histories, {total['records']} log "
+            f"records, {total['leaks']} leaks in logs"
         )
