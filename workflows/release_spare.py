@@ -48,7 +48,9 @@ class ReleaseSpare:
     async def run(self, inp: ReleaseInput) -> ReleaseResult:
         node = NodeNameInput(node_name=inp.vm_name)
         self._at("cordoning the node")
-        await workflow.execute_activity_method(
+        # Cordon and delete are one idempotent API call each: local activities, run by this
+        # worker within the workflow task, without a round trip through the task queue.
+        await workflow.execute_local_activity_method(
             KubernetesActivities.cordon_node,
             node,
             start_to_close_timeout=inp.timeouts.call,
@@ -90,7 +92,7 @@ class ReleaseSpare:
                 left_cordoned=True,
             )
         self._at("deleting the node")
-        await workflow.execute_activity_method(
+        await workflow.execute_local_activity_method(
             KubernetesActivities.delete_node,
             node,
             start_to_close_timeout=inp.timeouts.call,
