@@ -67,6 +67,7 @@ class Engine:
                     none, (), np.zeros((0, 0), np.int64), none, failure.detail,
                     topology=chosen_topology(request, None, wanted),
                     name_array=names[0], name_dict=names[1], interned=self._breakdowns,
+                    names_to=table.names_to,
                 )  # fmt: skip
         reasons, keywords = self._filter(ctx, table)
         candidates = np.flatnonzero(reasons == 0)
@@ -76,6 +77,7 @@ class Engine:
                 None, None, NO_HOST_FITS, table.names, keywords, reasons, candidates,
                 plugins, matrix, totals, topology=chosen_topology(request, None, wanted),
                 name_array=names[0], name_dict=names[1], interned=self._breakdowns,
+                names_to=table.names_to,
             )  # fmt: skip
         chosen = int(candidates[int(np.argmax(totals))])
         host: str | None = table.names[chosen]
@@ -89,6 +91,7 @@ class Engine:
             host, vmid, error, table.names, keywords, reasons, candidates,
             plugins, matrix, totals, detail, topology=topology,
             name_array=names[0], name_dict=names[1], interned=self._breakdowns,
+            names_to=table.names_to,
         )  # fmt: skip
 
     def _filter(self, ctx: RequestContext, table: HostTable) -> tuple[IntArray, tuple[str, ...]]:
