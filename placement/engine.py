@@ -10,6 +10,7 @@ the reference semantics, and the same answers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
@@ -165,11 +166,23 @@ def _write_reasons(
             for code in range(len(found), 0, -1):
                 mask = found[code - 1]
                 if mask is not None:
-                    np.copyto(reasons, offset + code, where=mask)
+                    _write_code(reasons, offset + code, mask)
         elif found.dtype == np.bool_:
-            np.copyto(reasons, offset + 1, where=found)
+            _write_code(reasons, offset + 1, cast(BoolArray, found))
         else:
             np.copyto(reasons, found + offset, where=found > 0)
+
+
+def _write_code(reasons: IntArray, code: int, mask: BoolArray) -> None:
+    """`reasons[mask] = code`. A masked copy tests the mask host by host, which a CPU predicts
+    well when few hosts fail (most masks) and badly when many do, unordered (a spread over
+    zones rejects half the hosts): about 3 us against 16 us at 5,000 hosts. `putmask` takes
+    about 6 us whatever the mask, so it writes the dense masks; an empty mask writes nothing."""
+    hits = np.count_nonzero(mask)
+    if hits * 16 > len(mask):
+        np.putmask(reasons, mask, code)
+    elif hits:
+        np.copyto(reasons, code, where=mask)
 
 
 def place(inp: PlacementInput, registry: PluginRegistry | None = None) -> Decision:
