@@ -149,7 +149,11 @@ class Engine:
         if not columns:
             return (), np.zeros((len(candidates), 0), np.int64), np.zeros(len(candidates), np.int64)
         # One row per plugin, seen as candidates x plugins: each plugin's column stays contiguous.
-        matrix = np.stack(columns).T
+        # Filled row by row: np.stack's shape checks cost more than the copies at this size.
+        rows = np.empty((len(columns), len(candidates)), dtype=np.int64)
+        for row, values in zip(rows, columns, strict=True):
+            row[:] = values
+        matrix = rows.T
         totals = columns[0] * weights[0]
         for column, weight in zip(columns[1:], weights[1:], strict=True):
             totals += column if weight == 1 else column * weight

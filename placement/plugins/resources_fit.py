@@ -119,5 +119,11 @@ class NodeResourcesFit:
                 total += row
             elif weight:
                 total += row * weight
-        total //= w.cpu + w.memory_mb + w.disk_gb
+        divisor = w.cpu + w.memory_mb + w.disk_gb
+        if divisor > 0 and divisor & (divisor - 1) == 0:
+            # A power of two (the default weights sum to 2): an arithmetic shift floors alike
+            # and costs a fraction of an integer division.
+            total >>= divisor.bit_length() - 1
+        else:
+            total //= divisor
         return total
