@@ -64,24 +64,24 @@ class Decision:
 
     @cached_property
     def rejected(self) -> dict[str, str]:
-        rows = self._rejected_rows
-        if len(rows) == 0:
+        codes, rejected = self.reason_codes, self._rejected_count
+        if rejected == 0:
             return {}
-        codes, keywords = self.reason_codes, object_array(("", *self.keywords))
-        passed = len(codes) - len(rows)
+        keywords = object_array(("", *self.keywords))
+        passed = len(codes) - rejected  # the candidates (some host was judged)
         # Most hosts rejected, most of them for one reason (a spread, a pool): copy the table's
         # {name: that keyword}, take out the candidates and set the other rejections, when
         # that is fewer entries to touch than inserting every rejected host.
-        if self.names_to is not None and len(rows) > passed + len(codes) // 8:
+        if self.names_to is not None and rejected > passed + len(codes) // 8:
             code = int(self._code_counts[1:].argmax()) + 1
             if self._code_counts[code] > passed + len(codes) // 8:
                 out = self.names_to(self.keywords[code - 1]).copy()
-                deque(map(out.pop, self._names_at(self.candidates)), 0)
+                deque(map(out.pop, self._candidate_names), 0)
                 other = np.flatnonzero((codes != code) & (codes != 0))
                 found = keywords[codes[other]].tolist()
                 out.update(zip(self._names_at(other), found, strict=True))
                 return out
-        found = keywords[codes[rows]].tolist()
+        found = keywords[codes[self._rejected_rows]].tolist()
         return dict(zip(self._rejected_names, found, strict=True))
 
     @cached_property
@@ -89,8 +89,8 @@ class Decision:
         if len(self.candidates) == 0:
             return {}
         breakdowns = self._breakdowns()
-        if len(self.candidates) < len(self._rejected_rows):
-            return dict(zip(self._names_at(self.candidates), breakdowns, strict=True))
+        if len(self.candidates) < self._rejected_count:
+            return dict(zip(self._candidate_names, breakdowns, strict=True))
         out: dict[str, Any] = (self.name_dict or dict.fromkeys(self.names)).copy()
         deque(map(out.pop, self._rejected_names), 0)
         # The keys left are the candidates, in name order: setting their values while reading
@@ -165,9 +165,17 @@ class Decision:
         return np.bincount(self.reason_codes, minlength=len(self.keywords) + 1)
 
     @cached_property
+    def _rejected_count(self) -> int:
+        return int(np.count_nonzero(self.reason_codes))
+
+    @cached_property
     def _rejected_rows(self) -> IntArray:
         # nonzero of a boolean array runs several times faster than of the int64 codes.
         return np.flatnonzero(self.reason_codes != 0)
+
+    @cached_property
+    def _candidate_names(self) -> list[str]:
+        return self._names_at(self.candidates)
 
     @cached_property
     def _rejected_names(self) -> list[str]:
