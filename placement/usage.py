@@ -159,16 +159,17 @@ class CandidateUsage:
         cached = self._scored.get(resources)
         if cached is None:
             table, ratios = self.table, self.ratios
-            free, cap, cap_or_1, largest = table.memo(
+            both, cap, largest = table.memo(
                 ("scored", resources, ratios.cpu, ratios.memory_mb),
                 lambda: _scored_columns(table, ratios, resources),
             )
             asked = tuple(getattr(self.request, r) for r in resources)
-            rows = np.take(free, self.idx, axis=1)
+            # One gather for the free room and the divisors; the rows are views of it.
+            block = np.take(both, self.idx, axis=1)
+            rows, divisors = block[: len(resources)], block[len(resources) :]
             for row, amount in zip(rows, asked, strict=True):
                 if amount:
                     row -= amount
-            divisors = np.take(cap_or_1, self.idx, axis=1)
             cached = Scored(resources, asked, rows, divisors, largest, cap, self.idx)
             self._scored[resources] = cached
         return cached
@@ -176,9 +177,10 @@ class CandidateUsage:
 
 def _scored_columns(
     table: HostTable, ratios: AllocationRatios, resources: tuple[str, ...]
-) -> tuple[FloatArray, FloatArray, FloatArray, float]:
+) -> tuple[FloatArray, FloatArray, float]:
     """Per table and allocation ratios, one row per resource, as floats: the free room before
-    any request, the capacity, the capacity as a divisor; and the largest capacity."""
+    any request, then the capacity as a divisor (one block, gathered at once); the capacity;
+    and the largest capacity."""
     cpu_cap, mem_cap = table.effective_capacity(ratios.cpu, ratios.memory_mb)
     columns = {
         "cpu": (cpu_cap, table.cpu_allocated),
@@ -188,4 +190,5 @@ def _scored_columns(
     shape = (len(resources), len(table))
     cap = np.array([columns[r][0] for r in resources], dtype=np.float64).reshape(shape)
     allocated = np.array([columns[r][1] for r in resources], dtype=np.float64).reshape(shape)
-    return cap - allocated, cap, np.maximum(cap, 1.0), float(cap.max(initial=0.0))
+    both = np.concatenate([cap - allocated, np.maximum(cap, 1.0)])
+    return both, cap, float(cap.max(initial=0.0))
