@@ -52,6 +52,7 @@ class BreakdownLookup:
         self._page = sorted(by_count[2:])
         self._count = 0
         self._objects: ObjectArray = np.empty(1024, dtype=object)
+        # Per page code, the page's first slot (page number times _PAGE); -1: no page yet.
         self._page_of = np.full(_BASE ** len(self._page), -1, dtype=np.int64)
         self._page_of[0] = 0  # page 0 exists from the start (the only one without page columns)
         self._pages = 1
@@ -70,16 +71,16 @@ class BreakdownLookup:
         columns = matrix.T
         flat = _code(columns, self._offset)
         if self._page:
-            code = _code(columns, self._page)
-            pages = self._page_of[code]
-            if pages.min() < 0:
-                new = np.unique(code[pages < 0])
+            # One page column (up to 3 plugins) indexes the page table as it is.
+            code = columns[self._page[0]] if len(self._page) == 1 else _code(columns, self._page)
+            starts = self._page_of[code]
+            if starts.min() < 0:
+                new = np.unique(code[starts < 0])
                 if self._pages + len(new) > _MAX_PAGES:
                     return None if again else self._again(matrix, totals)
                 self._add_pages(new)
-                pages = self._page_of[code]
-            pages *= _PAGE
-            flat += pages
+                starts = self._page_of[code]
+            flat += starts
         slots = self._slots[flat]
         if slots.min() < 0:
             missing = np.flatnonzero(slots < 0)
@@ -98,7 +99,7 @@ class BreakdownLookup:
         return self.find(matrix, totals, again=True)
 
     def _add_pages(self, codes: IntArray) -> None:
-        self._page_of[codes] = np.arange(self._pages, self._pages + len(codes))
+        self._page_of[codes] = np.arange(self._pages, self._pages + len(codes)) * _PAGE
         self._pages += len(codes)
         self._slots = np.concatenate([self._slots, np.full(len(codes) * _PAGE, -1, np.int32)])
 
@@ -114,12 +115,15 @@ class BreakdownLookup:
 
 
 def _code(columns: IntArray, which: Sequence[int]) -> IntArray:
-    """The scores of the columns `which` as one base-101 number per row (a new array)."""
-    code = columns[which[0]].copy()
-    scale = 1
-    for j in which[1:]:
-        scale *= _BASE
-        code += columns[j] * scale
+    """The scores of the columns `which` as one base-101 number per row (a new array), the
+    first column the lowest digit; by Horner's rule, two numpy calls per further column."""
+    if len(which) == 1:
+        return columns[which[0]].copy()
+    code = columns[which[-1]] * _BASE
+    for j in reversed(which[1:-1]):
+        code += columns[j]
+        code *= _BASE
+    code += columns[which[0]]
     return code
 
 

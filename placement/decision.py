@@ -11,12 +11,17 @@ distinct row and found again by the engine's `BreakdownLookup` (`breakdowns`). C
 the same breakdown share that one dict: like the cached explanation itself, it is read-only.
 When most hosts are candidates, their dict starts as a copy of the inventory's {name: None} (a
 copy reuses the hash table; thousands of inserts would rebuild it several times) less the
-rejected hosts.
+rejected hosts. Likewise, when most hosts are rejected and most of those for one reason (a
+spread constraint rejecting whole zones), `rejected` starts as a copy of the table's {name:
+that keyword} (`HostTable.names_to`), less the candidates, with the other rejections set in
+place. A copy costs a few nanoseconds per entry, an insert, a removal or a value set several
+times that, so each dict is built by whichever touches the fewest entries; both keep name order.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -58,13 +63,29 @@ class Decision:
     name_dict: dict[str, None] | None = field(default=None, repr=False)
     # Score breakdowns already built, by plugins and scores (the engine's): reused, not rebuilt.
     interned: BreakdownCache | None = field(default=None, repr=False)
+    # {name: value} for every host, by value (HostTable.names_to); None: never used.
+    names_to: Callable[[str], dict[str, str]] | None = field(default=None, repr=False)
 
     @cached_property
     def rejected(self) -> dict[str, str]:
-        if len(self._rejected_rows) == 0:
+        codes, rejected = self.reason_codes, self._rejected_count
+        if rejected == 0:
             return {}
         keywords = object_array(("", *self.keywords))
-        found = keywords[self.reason_codes[self._rejected_rows]].tolist()
+        passed = len(codes) - rejected  # the candidates (some host was judged)
+        # Most hosts rejected, most of them for one reason (a spread, a pool): copy the table's
+        # {name: that keyword}, take out the candidates and set the other rejections, when
+        # that is fewer entries to touch than inserting every rejected host.
+        if self.names_to is not None and rejected > passed + len(codes) // 8:
+            code = int(self._code_counts[1:].argmax()) + 1
+            if self._code_counts[code] > passed + len(codes) // 8:
+                out = self.names_to(self.keywords[code - 1]).copy()
+                deque(map(out.pop, self._candidate_names), 0)
+                other = np.flatnonzero((codes != code) & (codes != 0))
+                found = keywords[codes[other]].tolist()
+                out.update(zip(self._names_at(other), found, strict=True))
+                return out
+        found = keywords[codes[self._rejected_rows]].tolist()
         return dict(zip(self._rejected_names, found, strict=True))
 
     @cached_property
@@ -72,8 +93,8 @@ class Decision:
         if len(self.candidates) == 0:
             return {}
         breakdowns = self._breakdowns()
-        if len(self.candidates) < len(self._rejected_rows):
-            return dict(zip(self._names_at(self.candidates), breakdowns, strict=True))
+        if len(self.candidates) < self._rejected_count:
+            return dict(zip(self._candidate_names, breakdowns, strict=True))
         out: dict[str, Any] = (self.name_dict or dict.fromkeys(self.names)).copy()
         deque(map(out.pop, self._rejected_names), 0)
         # The keys left are the candidates, in name order: setting their values while reading
@@ -83,7 +104,7 @@ class Decision:
 
     @cached_property
     def reason_counts(self) -> dict[str, int]:
-        counts = np.bincount(self.reason_codes, minlength=len(self.keywords) + 1)
+        counts = self._code_counts
         pairs = [(self.keywords[c - 1], int(n)) for c, n in enumerate(counts) if c and n]
         return dict(sorted(pairs, key=lambda kv: (-kv[1], kv[0])))
 
@@ -143,8 +164,22 @@ class Decision:
         return self._name_array[idx].tolist()
 
     @cached_property
+    def _code_counts(self) -> IntArray:
+        """Hosts per reason code (index 0: candidates)."""
+        return np.bincount(self.reason_codes, minlength=len(self.keywords) + 1)
+
+    @cached_property
+    def _rejected_count(self) -> int:
+        return int(np.count_nonzero(self.reason_codes))
+
+    @cached_property
     def _rejected_rows(self) -> IntArray:
-        return np.flatnonzero(self.reason_codes)
+        # nonzero of a boolean array runs several times faster than of the int64 codes.
+        return np.flatnonzero(self.reason_codes != 0)
+
+    @cached_property
+    def _candidate_names(self) -> list[str]:
+        return self._names_at(self.candidates)
 
     @cached_property
     def _rejected_names(self) -> list[str]:

@@ -26,6 +26,8 @@ BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
 ObjectArray = npt.NDArray[np.object_]
 T = TypeVar("T")
+# `names_to` keeps at most this many dicts per table (each as large as the inventory).
+_NAMES_TO_KEPT = 4
 
 
 def object_array(values: Sequence[object]) -> ObjectArray:
@@ -107,6 +109,8 @@ class HostTable:
     _rows_cache: dict[str, tuple[tuple[str, ...], IntArray]] = field(
         default_factory=dict, repr=False
     )
+    # {keyword: {name: keyword} for every host}, for `names_to`.
+    _names_to: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.hosts)
@@ -188,6 +192,17 @@ class HostTable:
     def name_dict(self) -> dict[str, None]:
         """`names` as a dict, copied to start an explanation that names most hosts."""
         return dict.fromkeys(self.names)
+
+    def names_to(self, value: str) -> dict[str, str]:
+        """{name: value} for every host, in name order, kept for a few values (reason
+        keywords): copied to start an explanation in which most hosts share one value. A copy
+        runs at memory speed; inserting the same entries one by one costs several times more."""
+        cached = self._names_to.get(value)
+        if cached is None:
+            cached = dict.fromkeys(self.name_dict, value)
+            if len(self._names_to) < _NAMES_TO_KEPT:
+                self._names_to[value] = cached
+        return cached
 
     def effective_capacity(
         self, cpu_ratio: float, memory_ratio: float

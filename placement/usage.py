@@ -143,10 +143,14 @@ class TableUsage:
 
 
 class CandidateUsage:
-    """`TableUsage` of some hosts only (`idx`, indices into the table)."""
+    """`TableUsage` of some hosts only (`idx`, indices into the table).
+
+    It keeps the table, request and ratios, not the `TableUsage` that holds it: a reference
+    back would make a cycle, and every decision's candidate rows would then wait for the
+    garbage collector instead of being freed when the request is done."""
 
     def __init__(self, whole: TableUsage, idx: IntArray) -> None:
-        self.whole = whole
+        self.table, self.request, self.ratios = whole.table, whole.request, whole.ratios
         self.idx = idx
         self._scored: dict[tuple[str, ...], Scored] = {}
 
@@ -154,34 +158,37 @@ class CandidateUsage:
         """The rows of `resources` (of `SCORED`) for the candidates, computed once."""
         cached = self._scored.get(resources)
         if cached is None:
-            whole = self.whole
-            free, cap, cap_or_1, largest = whole.table.memo(
-                ("scored", resources, whole.ratios.cpu, whole.ratios.memory_mb),
-                lambda: _scored_columns(whole, resources),
+            table, ratios = self.table, self.ratios
+            both, cap, largest = table.memo(
+                ("scored", resources, ratios.cpu, ratios.memory_mb),
+                lambda: _scored_columns(table, ratios, resources),
             )
-            asked = tuple(getattr(whole.request, r) for r in resources)
-            rows = np.take(free, self.idx, axis=1)
+            asked = tuple(getattr(self.request, r) for r in resources)
+            # One gather for the free room and the divisors; the rows are views of it.
+            block = np.take(both, self.idx, axis=1)
+            rows, divisors = block[: len(resources)], block[len(resources) :]
             for row, amount in zip(rows, asked, strict=True):
                 if amount:
                     row -= amount
-            divisors = np.take(cap_or_1, self.idx, axis=1)
             cached = Scored(resources, asked, rows, divisors, largest, cap, self.idx)
             self._scored[resources] = cached
         return cached
 
 
 def _scored_columns(
-    usage: TableUsage, resources: tuple[str, ...]
-) -> tuple[FloatArray, FloatArray, FloatArray, float]:
+    table: HostTable, ratios: AllocationRatios, resources: tuple[str, ...]
+) -> tuple[FloatArray, FloatArray, float]:
     """Per table and allocation ratios, one row per resource, as floats: the free room before
-    any request, the capacity, the capacity as a divisor; and the largest capacity."""
-    table = usage.table
+    any request, then the capacity as a divisor (one block, gathered at once); the capacity;
+    and the largest capacity."""
+    cpu_cap, mem_cap = table.effective_capacity(ratios.cpu, ratios.memory_mb)
     columns = {
-        "cpu": (usage.cpu_cap, table.cpu_allocated),
-        "memory_mb": (usage.mem_cap, table.memory_allocated),
-        "disk_gb": (usage.disk_cap, table.disk_allocated),
+        "cpu": (cpu_cap, table.cpu_allocated),
+        "memory_mb": (mem_cap, table.memory_allocated),
+        "disk_gb": (table.disk_effective, table.disk_allocated),
     }
     shape = (len(resources), len(table))
     cap = np.array([columns[r][0] for r in resources], dtype=np.float64).reshape(shape)
     allocated = np.array([columns[r][1] for r in resources], dtype=np.float64).reshape(shape)
-    return cap - allocated, cap, np.maximum(cap, 1.0), float(cap.max(initial=0.0))
+    both = np.concatenate([cap - allocated, np.maximum(cap, 1.0)])
+    return both, cap, float(cap.max(initial=0.0))

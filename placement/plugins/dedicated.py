@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..framework import RequestContext, codes
+from ..framework import FilterMasks, RequestContext
 from ..models import Host
 from ..names import DEDICATED, DEDICATED_HOST_OCCUPIED, DEDICATED_HOST_RESERVED, DEDICATED_REQUIRED
 from ..table import HostTable, IntArray
@@ -23,9 +23,10 @@ class Dedicated:
             return DEDICATED_HOST_RESERVED
         return None
 
-    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | None:
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> IntArray | FilterMasks | None:
         if ctx.request.dedicated:
             return np.where(~table.dedicated, 1, np.where(table.vm_count > 0, 3, 0))
         if ctx.policy.allow_shared_on_dedicated or not table.any_dedicated:
             return None
-        return table.memo("dedicated_reserved", lambda: codes(table.dedicated, 2))
+        # The dedicated hosts fail with the second reason: a mask, not a column of codes.
+        return (None, table.dedicated, None)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..framework import FilterMasks, RequestContext
-from ..models import Host, Policy, VmRequest
+from ..models import AllocationRatios, Host, Policy, VmRequest
 from ..names import (
     INSUFFICIENT_CPU,
     INSUFFICIENT_DEVICE,
@@ -80,16 +80,22 @@ class NodeResourcesFit:
         return None
 
     def filter_table(self, ctx: RequestContext, table: HostTable) -> FilterMasks:
-        u = ctx.table_usage(table)
         request = ctx.request
+        ratios = ctx.policy.allocation_ratios
+        # allocated + asked > capacity is asked > capacity - allocated: the room is kept per
+        # table and allocation ratios, so each resource is one comparison per request.
+        cpu_room, mem_room = table.memo(
+            ("room", ratios.cpu, ratios.memory_mb), lambda: _room(table, ratios)
+        )
         devices = None
         for name, count in request.devices.items():
             if count > 0:
                 short = table.device_short(name, count)
                 devices = short if devices is None else devices | short
+        u = ctx.table_usage(table)
         return (
-            u.cpu_req > u.cpu_cap,
-            u.mem_req > u.mem_cap,
+            cpu_room < request.cpu,
+            mem_room < request.memory_mb,
             u.gpu_req > u.gpu_cap if request.gpu > 0 else None,
             u.disk_req > u.disk_cap if request.disk_gb > 0 else None,
             devices,
@@ -119,5 +125,18 @@ class NodeResourcesFit:
                 total += row
             elif weight:
                 total += row * weight
-        total //= w.cpu + w.memory_mb + w.disk_gb
+        divisor = w.cpu + w.memory_mb + w.disk_gb
+        if divisor > 0 and divisor & (divisor - 1) == 0:
+            # A power of two (the default weights sum to 2): an arithmetic shift floors alike
+            # and costs a fraction of an integer division.
+            total >>= divisor.bit_length() - 1
+        else:
+            total //= divisor
         return total
+
+
+def _room(table: HostTable, ratios: AllocationRatios) -> tuple[IntArray, IntArray]:
+    """CPU and memory left on every host before any request: effective capacity less
+    allocated (negative when already over)."""
+    cpu_cap, mem_cap = table.effective_capacity(ratios.cpu, ratios.memory_mb)
+    return cpu_cap - table.cpu_allocated, mem_cap - table.memory_allocated

@@ -65,21 +65,35 @@ class TaintToleration:
 
     def score_table(self, ctx: RequestContext, table: HostTable, idx: IntArray) -> IntArray | None:
         tol = ctx.request.tolerations
-        # Per taint set: has it a PreferNoSchedule taint, and how many are untolerated.
-        soft, counts = table.memo(
-            ("soft", *tol),
-            lambda: (
-                np.array([_has_soft(s) for s in table.taint_sets], dtype=bool),
-                np.array([_soft_count(s, tol) for s in table.taint_sets], dtype=np.int64),
-            ),
-        )
-        if not soft.any():
+        # Requests share a few sets of tolerations: per set, the table's hosts once.
+        soft: _SoftTaints | None = table.memo(("soft", *tol), lambda: _SoftTaints.of(table, tol))
+        return None if soft is None else soft.scores(idx)
+
+
+class _SoftTaints:
+    """Per host of a table, for one set of tolerations: its untolerated PreferNoSchedule
+    taints, -1 for a host without any PreferNoSchedule taint; and the scores that follow for
+    each maximum count seen so far. A request then reads its candidates with two gathers."""
+
+    def __init__(self, counts: IntArray) -> None:
+        self.counts = counts
+        self._by_top: dict[int, IntArray] = {}
+
+    @classmethod
+    def of(cls, table: HostTable, tol: Sequence[Toleration]) -> _SoftTaints | None:
+        """None when no host has a PreferNoSchedule taint (the score never applies)."""
+        counts = [_soft_count(s, tol) if _has_soft(s) else -1 for s in table.taint_sets]
+        return cls(per_signature(table.taint_sig, counts)) if max(counts, default=-1) >= 0 else None
+
+    def scores(self, idx: IntArray) -> IntArray | None:
+        """The candidates' scores, None when none of them has a PreferNoSchedule taint."""
+        top = int(self.counts[idx].max(initial=-1))
+        if top < 0:
             return None
-        sig = table.taint_sig[idx]
-        present = np.bincount(sig, minlength=len(soft)) > 0  # the candidates' taint sets
-        if not soft[present].any():
-            return None
-        top = int(counts[present].max())
         if top == 0:
             return np.full(len(idx), 100, dtype=np.int64)
-        return (100 - (100 * counts) // top)[sig]
+        scores = self._by_top.get(top)
+        if scores is None:
+            # A host without PreferNoSchedule taints (-1) scores as one with none untolerated.
+            scores = self._by_top[top] = 100 - (100 * np.maximum(self.counts, 0)) // top
+        return scores[idx]

@@ -56,7 +56,8 @@ class TableSpread:
     min: int
 
     def violations(self) -> BoolArray:
-        over = self.counts + 1 - self.min > self.constraint.max_skew
+        # count + 1 - min > max_skew, in one comparison.
+        over = self.counts > self.constraint.max_skew + self.min - 1
         over[-1] = True  # a host lacking the key always violates
         return over[self.code]
 

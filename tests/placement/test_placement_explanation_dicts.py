@@ -22,7 +22,12 @@ def _by_rows(d: Decision) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
 
 
 def _decision(
-    codes: list[int], matrix: np.ndarray, weights: list[int], interned: BreakdownCache | None = None
+    codes: list[int],
+    matrix: np.ndarray,
+    weights: list[int],
+    interned: BreakdownCache | None = None,
+    *,
+    templates: bool = False,
 ) -> Decision:
     reasons = np.array(codes, dtype=np.int64)
     candidates = np.flatnonzero(reasons == 0)
@@ -30,8 +35,14 @@ def _decision(
     matrix = matrix[: len(candidates)]
     totals = matrix @ np.array(weights, dtype=np.int64)
     names = tuple(f"h{i:03d}" for i in range(len(codes)))
+
+    def names_to(value: str) -> dict[str, str]:
+        # As HostTable.names_to: every host, in name order, under one value.
+        return dict.fromkeys(names, value)
+
     return Decision(None, None, None, names, ("a", "b", "c"), reasons, candidates, plugins,
-                    matrix, totals, interned=interned)  # fmt: skip
+                    matrix, totals, interned=interned,
+                    names_to=names_to if templates else None)  # fmt: skip
 
 
 @settings(max_examples=200, deadline=None)
@@ -55,6 +66,29 @@ def test_dicts_equal_row_by_row(
     assert list(d.scores) == list(scores)
     assert all(list(s) == [*d.plugins, "total"] for s in d.scores.values())
     assert all(type(v) is int for s in d.scores.values() for v in s.values())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    size=st.integers(0, 200),
+    most=st.integers(1, 3),
+    share=st.floats(0.0, 1.0),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_rejected_from_a_template_equals_row_by_row(
+    size: int, most: int, share: float, seed: int
+) -> None:
+    # Most hosts rejected for one reason (a spread, say): the explanation starts from the
+    # table's {name: that keyword}, and must still name every rejected host, in name order.
+    rng = np.random.default_rng(seed)
+    codes = np.where(rng.random(size) < share, most, rng.integers(0, 4, size=size)).tolist()
+    matrix = rng.integers(0, 101, size=(size, 2), dtype=np.int64)
+    d = _decision(codes, matrix, [1, 1], templates=True)
+    rejected, scores = _by_rows(d)
+    assert d.rejected == rejected
+    assert list(d.rejected) == list(rejected)
+    assert d.scores == scores
+    assert list(d.scores) == list(scores)
 
 
 def test_many_candidates_with_repeated_breakdowns() -> None:
