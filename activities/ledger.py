@@ -7,6 +7,7 @@ of an inventory starts its ledger).
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from temporalio import activity
@@ -30,6 +31,9 @@ from contracts.warm import TRANSFER_UPDATE, TransferInput, TransferResult
 
 from .timeouts import heartbeating
 
+# The ledger's workflow task timeout (kept by its continue-as-new runs); the server's most is 120 s.
+LEDGER_TASK_TIMEOUT = timedelta(seconds=60)
+
 
 def ledger_start(
     inp: ReserveInput | ReserveGroupInput | FreeInput | TransferInput,
@@ -42,6 +46,10 @@ def ledger_start(
         task_queue=inp.task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         static_summary=f"Reservation ledger of inventory {inp.inventory}",
+        # One workflow task may carry hundreds of Updates (a burst of releases), and a worker
+        # that lost the ledger from its cache replays its history in it: 10 s (the default)
+        # was too short for both on a busy 2-core machine, and every retry timed out again.
+        task_timeout=LEDGER_TASK_TIMEOUT,
     )
 
 

@@ -58,6 +58,11 @@ with workflow.unsafe.imports_passed_through():
 # so a spare waiting on the update gets an answer.
 PLACEMENT_RETRY = RetryPolicy(maximum_attempts=10, maximum_interval=timedelta(seconds=10))
 DETAILS_LINES = 20
+# Continue as new at this history size, long before the server suggests it: each placement's
+# input carries the ledger's reservations, so with hundreds held the history grows by about
+# 100 KB a placement, and a worker that lost its cached copy under load must replay all of it
+# within one workflow task (500 held spares gave 1.3-2.3 MB, and replays that never finished).
+HAND_OVER_HISTORY_BYTES = 1024 * 1024
 
 
 @workflow.defn(name=INVENTORY_LEDGER)
@@ -90,6 +95,7 @@ class InventoryLedger:
         info = workflow.info()
         return (
             info.is_continue_as_new_suggested()
+            or info.get_current_history_size() > HAND_OVER_HISTORY_BYTES
             or info.is_target_worker_deployment_version_changed()
         )
 
