@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from temporalio.client import WorkflowFailureError
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
 from activities.ledger import free_group, reserve_group
@@ -15,7 +15,7 @@ from contracts.spare import Phase, ReleaseRequest
 from placement.models import VmRequest
 from tests.helpers import assert_eventually
 from tests.stack import Provisioner, Stack, ledger_reservations, uniform_site, wait_phase
-from workflows.ledger import InventoryLedger
+from workflows.ledger import HAND_OVER_HISTORY_BYTES, InventoryLedger
 from workflows.prepare_spare import PrepareSpare
 
 
@@ -156,3 +156,45 @@ class TestAWholeRequestAtOnce:
         assert sorted(r.spare_id for r in await ledger_reservations(stack)) == ["a1", "a2"]
         await free_group(stack.client, two)
         assert await ledger_reservations(stack) == []
+
+
+class TestALongHistory:
+    """With hundreds held, every placement's input carries every reservation, so the history
+    grows fast: the ledger hands over (continues as new) once it passes
+    HAND_OVER_HISTORY_BYTES, long before the server suggests it (at 200 events here), and
+    keeps every reservation."""
+
+    @pytest.fixture
+    def inventory_doc(self) -> dict[str, Any]:
+        return uniform_site(hosts=20, cpu_each=64)  # room for 1,280 spares of 1 CPU
+
+    async def test_the_ledger_hands_over_by_history_size_with_every_reservation(
+        self, stack: Stack
+    ) -> None:
+        ledger = stack.client.get_workflow_handle(ledger_workflow_id(stack.inventory))
+        first_run: str | None = None
+        names: list[str] = []
+        for batch in range(7):
+            members = [f"long-{batch}-{i}" for i in range(150)]
+            group = ReserveGroupInput(
+                task_queue=stack.task_queue,
+                inventory=stack.inventory,
+                members=[
+                    GroupMember(spare_id=n, request=VmRequest(name=n, cpu=1, memory_mb=256))
+                    for n in members
+                ],
+            )
+            assert (await reserve_group(stack.client, group)).status == "reserved"
+            names += members
+            if first_run is None:
+                first_run = (await ledger.describe()).run_id
+
+        first = await stack.client.get_workflow_handle(
+            ledger_workflow_id(stack.inventory), run_id=first_run
+        ).describe()
+        assert first.status == WorkflowExecutionStatus.CONTINUED_AS_NEW
+        info = first.raw_description.workflow_execution_info
+        assert info.history_size_bytes > HAND_OVER_HISTORY_BYTES
+        assert info.history_length < 200  # not the server's suggestion
+        held = await ledger_reservations(stack)
+        assert sorted(r.spare_id for r in held) == sorted(names)
