@@ -76,9 +76,10 @@ class Decision:
         # Most hosts rejected, most of them for one reason (a spread, a pool): copy the table's
         # {name: that keyword}, take out the candidates and set the other rejections, when
         # that is fewer entries to touch than inserting every rejected host.
-        if self.names_to is not None and rejected > passed + len(codes) // 8:
+        worth = passed + len(codes) // 8  # one reason must reject more hosts for a copy to pay
+        if self.names_to is not None and rejected > worth:
             code = int(self._code_counts[1:].argmax()) + 1
-            if self._code_counts[code] > passed + len(codes) // 8:
+            if self._code_counts[code] > worth:
                 out = self.names_to(self.keywords[code - 1]).copy()
                 deque(map(out.pop, self._candidate_names), 0)
                 other = np.flatnonzero((codes != code) & (codes != 0))

@@ -178,7 +178,3 @@ class RequestContext:
 def per_signature(sig: IntArray, values: Sequence[int] | Sequence[bool]) -> IntArray:
     """Broadcast one value per distinct signature to every host carrying it."""
     return np.asarray(values, dtype=np.int64)[sig] if len(sig) else np.zeros(0, dtype=np.int64)
-
-
-def codes(mask: BoolArray, code: int = 1) -> IntArray:
-    return mask.astype(np.int64) * code

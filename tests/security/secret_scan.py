@@ -126,7 +126,8 @@ class SecretScan:
         self.others.append(dict(counts))
 
     def summary(self) -> str:
-        total = {key: sum(c[key] for c in [self.counts(), *self.others]) for key in self.counts()}
+        every = [self.counts(), *self.others]
+        total = {key: sum(c[key] for c in every) for key in every[0]}
         return (
             f"secret scan: {total['histories']} workflow histories, {total['records']} log "
             f"records, {total['leaks']} leaks in logs"
