@@ -429,6 +429,8 @@ class ProvisioningActivities:
     def __init__(self, provisioner: Provisioner, joiner: SpecPreparer | None = None) -> None:
         self.provisioner = provisioner
         self.joiner = joiner
+        # The creates running in this worker, by VM name (see `_stop_creates`).
+        self._creating: dict[str, set[asyncio.Future[VmFacts]]] = {}
 
     @activity.defn
     async def create_vm(self, input: CreateVmInput) -> VmFacts:
@@ -437,21 +439,49 @@ class ProvisioningActivities:
         if self.joiner is not None:
             spec = await self.joiner.prepare(spec)
         # Idempotent by name: the playbook answers with the existing VM on a retry.
-        return await self._guarded(lambda progress: self.provisioner.create_vm(spec, progress))
+        work = asyncio.ensure_future(
+            self._guarded(lambda progress: self.provisioner.create_vm(spec, progress))
+        )
+        running = self._creating.setdefault(spec.name, set())
+        running.add(work)
+        try:
+            return await work  # a cancel of the activity cancels the work as well
+        finally:
+            running.discard(work)
+            if not running:
+                self._creating.pop(spec.name, None)
 
     @activity.defn
     async def destroy_vm(self, input: DestroyVmInput) -> None:
-        await self._guarded(
-            lambda progress: self.provisioner.destroy_vm(
-                input.name, input.host, progress, vmid=input.vmid
-            )
-        )
+        async def destroy(progress: Progress) -> None:
+            await self._stop_creates(input.name, progress)
+            await self.provisioner.destroy_vm(input.name, input.host, progress, vmid=input.vmid)
+
+        await self._guarded(destroy)
 
     @activity.defn
     async def describe_vm(self, input: DescribeVmInput) -> VmFacts | None:
         return await self._guarded(
             lambda progress: self.provisioner.describe_vm(input.name, progress)
         )
+
+    async def _stop_creates(self, name: str, progress: Progress) -> None:
+        """Stop a create of `name` still running in this worker, and wait until it has.
+
+        Such a create is an attempt the engine has given up on: its heartbeat timed out (a
+        busy worker or server) and the workflow's cancel then ended the activity at once,
+        without this worker's word, so the compensation's destroy can start while the
+        attempt still runs. Left alone, it would go on to define or start the VM after the
+        destroy has looked. Stopped, it ends as any cancelled create does: after a call
+        that cannot be taken back."""
+        running = self._creating.get(name, set())
+        if not running:
+            return
+        log.warning("%s: stopping a create still running in this worker before the destroy", name)
+        progress("stopping a create of the same VM still running in this worker")
+        for work in running:
+            work.cancel()
+        await asyncio.wait(set(running))
 
     async def _guarded(self, call: Callable[[Progress], Any]) -> Any:
         last = {"task": "starting"}

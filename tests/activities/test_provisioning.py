@@ -172,6 +172,32 @@ async def test_cancellation_stops_the_playbook(
         await asyncio.wait_for(running, timeout=60)
 
 
+async def test_a_destroy_first_stops_a_create_of_the_same_vm_still_running_here(
+    hypervisor: LabHypervisor, activities: ProvisioningActivities
+) -> None:
+    # A create attempt whose heartbeat timed out keeps running in its worker, while the
+    # engine, asked to cancel it, ends the activity at once and the compensation's destroy
+    # starts: the destroy must not run beside it, or the create lands after the destroy.
+    hypervisor.create_delay = 600
+    env, beats = recording_env()
+    orphan = asyncio.create_task(env.run(activities.create_vm, CreateVmInput(spec=spec("spare-7"))))
+    await eventually(lambda: {"task": CREATE_TASK} in beats and "spare-7" in hypervisor.vms)
+
+    destroy = DestroyVmInput(name="spare-7", host="bm-1")
+    await asyncio.wait_for(ActivityEnvironment().run(activities.destroy_vm, destroy), timeout=60)
+    # The create had stopped before the destroy looked, and the destroy found what it made.
+    assert orphan.done()
+    with pytest.raises(asyncio.CancelledError):
+        await orphan
+    assert "spare-7" not in hypervisor.vms
+    # Only the orphan is stopped: a later create of the same name runs undisturbed.
+    hypervisor.create_delay = 0.0
+    again = await ActivityEnvironment().run(
+        activities.create_vm, CreateVmInput(spec=spec("spare-7"))
+    )
+    assert again.name == "spare-7" and "spare-7" in hypervisor.vms
+
+
 async def eventually(condition: Any, timeout: float = 30.0) -> None:
     """Poll `condition` until true, failing after `timeout` seconds."""
     async with asyncio.timeout(timeout):
