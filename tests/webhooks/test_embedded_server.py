@@ -49,3 +49,21 @@ async def test_busy_port_fails_at_once() -> None:
         taken.listen()
         with pytest.raises(OSError):
             await EmbeddedServer(_app(), port=taken.getsockname()[1]).start()
+
+
+async def test_answers_are_not_held_back_by_nagle() -> None:
+    # With Nagle's algorithm on, a response's body written after its headers on a kept-alive
+    # connection waits for the client's delayed ACK (40 ms on loopback): every connection the
+    # server accepts has TCP_NODELAY set.
+    server = EmbeddedServer(_app())
+    url = await server.start()
+    try:
+        async with httpx.AsyncClient() as http:
+            assert (await http.get(url)).text == "hello"
+            connections = server._server.server_state.connections
+            assert connections
+            for protocol in connections:
+                sock = protocol.transport.get_extra_info("socket")
+                assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    finally:
+        await server.stop()
