@@ -200,12 +200,22 @@ class PrepareSpare:
         spare_id = workflow.info().workflow_id
         self._status = SpareStatus(spare_id=spare_id, cluster=req.cluster, pool=req.pool)
         try:
-            return await self._lifecycle(spare_id, req)
-        finally:
-            # Whatever way the spare ends, the search attributes show where it ended.
-            self._publish_attributes()
-            if req.warm_pool is not None:
-                await self._report_to_pool(req.warm_pool, "ended")
+            result = await self._lifecycle(spare_id, req)
+        except GeneratorExit:
+            # Closed by the garbage collector after its worker dropped it, outside any
+            # workflow task: no workflow call may run (the next worker replays the run).
+            raise
+        except BaseException:
+            await self._ended(req)
+            raise
+        await self._ended(req)
+        return result
+
+    async def _ended(self, req: SpareRequest) -> None:
+        # Whatever way the spare ends, the search attributes show where it ended.
+        self._publish_attributes()
+        if req.warm_pool is not None:
+            await self._report_to_pool(req.warm_pool, "ended")
 
     async def _lifecycle(self, spare_id: str, req: SpareRequest) -> SpareResult:
         assert self._status is not None
