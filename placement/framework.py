@@ -143,12 +143,11 @@ class RequestContext:
 
     def group_rows(self, group: str) -> IntArray:
         """Table rows of the hosts of `group`'s existing VMs, one per VM (a VM on a host
-        outside the table is left out). One pass over the VMs per request and group, shared by
-        anti-affinity and spread."""
+        outside the table is left out). Found once per request and group, shared by
+        anti-affinity and spread (`HostTable.group_rows`)."""
         rows = self._group_rows.get(group)
         if rows is None:
-            hosts = [vm.host for vm in self.existing_vms if vm.group == group]
-            rows = self._group_rows[group] = self.table.rows_of(group, hosts)
+            rows = self._group_rows[group] = self.table.group_rows(group, self.existing_vms)
         return rows
 
     def near_target(self) -> NearDomain | None:

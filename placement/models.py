@@ -243,6 +243,10 @@ class Host(BaseModel):
 
 
 class ExistingVm(BaseModel):
+    # Frozen: a host table keeps the last VMs it saw per group and knows the same objects
+    # hold the same group and host (`HostTable.group_rows`).
+    model_config = ConfigDict(frozen=True)
+
     name: str
     host: str
     group: str | None = None

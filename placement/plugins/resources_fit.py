@@ -14,6 +14,7 @@ w_disk)`. Defaults: LeastAllocated, cpu 1, memory 1, disk 0 (disk filtered, not 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..framework import FilterMasks, RequestContext
 from ..models import AllocationRatios, Host, Policy, VmRequest
@@ -83,10 +84,9 @@ class NodeResourcesFit:
         request = ctx.request
         ratios = ctx.policy.allocation_ratios
         # allocated + asked > capacity is asked > capacity - allocated: the room is kept per
-        # table and allocation ratios, so each resource is one comparison per request.
-        cpu_room, mem_room = table.memo(
-            ("room", ratios.cpu, ratios.memory_mb), lambda: _room(table, ratios)
-        )
+        # table and allocation ratios, so each resource is one comparison per request, and
+        # none when the request fits in the least room of any host (no mask to write).
+        room = table.memo(("room", ratios.cpu, ratios.memory_mb), lambda: _Room.of(table, ratios))
         devices = None
         for name, count in request.devices.items():
             if count > 0:
@@ -94,8 +94,8 @@ class NodeResourcesFit:
                 devices = short if devices is None else devices | short
         u = ctx.table_usage(table)
         return (
-            cpu_room < request.cpu,
-            mem_room < request.memory_mb,
+            room.cpu < request.cpu if request.cpu > room.least_cpu else None,
+            room.memory < request.memory_mb if request.memory_mb > room.least_memory else None,
             u.gpu_req > u.gpu_cap if request.gpu > 0 else None,
             u.disk_req > u.disk_cap if request.disk_gb > 0 else None,
             devices,
@@ -135,8 +135,20 @@ class NodeResourcesFit:
         return total
 
 
-def _room(table: HostTable, ratios: AllocationRatios) -> tuple[IntArray, IntArray]:
+@dataclass(frozen=True, eq=False)
+class _Room:
     """CPU and memory left on every host before any request: effective capacity less
-    allocated (negative when already over)."""
-    cpu_cap, mem_cap = table.effective_capacity(ratios.cpu, ratios.memory_mb)
-    return cpu_cap - table.cpu_allocated, mem_cap - table.memory_allocated
+    allocated (negative when already over); and the least of each over the hosts."""
+
+    cpu: IntArray
+    memory: IntArray
+    least_cpu: int
+    least_memory: int
+
+    @classmethod
+    def of(cls, table: HostTable, ratios: AllocationRatios) -> _Room:
+        cpu_cap, mem_cap = table.effective_capacity(ratios.cpu, ratios.memory_mb)
+        cpu, memory = cpu_cap - table.cpu_allocated, mem_cap - table.memory_allocated
+        if len(table) == 0:
+            return cls(cpu, memory, 0, 0)
+        return cls(cpu, memory, int(cpu.min()), int(memory.min()))

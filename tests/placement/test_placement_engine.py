@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import numpy as np
+import placement_site_plugins as site
 from factories import decide, host, placement_input, request
 
 from placement.engine import place
-from placement.models import Policy
+from placement.framework import RequestContext
+from placement.models import Host, Policy
+from placement.registry import builtin_registry
+from placement.table import BoolArray, HostTable
 
 
 def test_the_first_failed_filter_is_reported() -> None:
@@ -14,6 +19,28 @@ def test_the_first_failed_filter_is_reported() -> None:
              taints=[{"key": "k", "effect": "NoSchedule"}])  # fmt: skip
     decision = decide(placement_input([h], request(pool="a")))
     assert decision.rejected == {"h1": "pool_mismatch"}
+
+
+class _Flagged:
+    """A site filter with a table form, registered after a host-by-host one."""
+
+    name = "Flagged"
+    reasons = ("flagged",)
+
+    def filter_host(self, ctx: RequestContext, host: Host) -> str | None:
+        return "flagged" if host.labels.get("maintenance") == "soon" else None
+
+    def filter_table(self, ctx: RequestContext, table: HostTable) -> BoolArray:
+        return np.array([h.labels.get("maintenance") == "soon" for h in table.hosts])
+
+
+def test_a_table_filter_after_a_host_by_host_one_keeps_the_first_failure() -> None:
+    registry = builtin_registry()
+    registry.register("MaintenanceSoon", site.maintenance_soon, default=True)
+    registry.register("Flagged", lambda args: _Flagged(), default=True)
+    hosts = [host("a", labels={"maintenance": "soon"}), host("b")]
+    decision = decide(placement_input(hosts, request()), registry)
+    assert decision.rejected == {"a": "maintenance_soon"}
 
 
 def test_highest_total_wins() -> None:

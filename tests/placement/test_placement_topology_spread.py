@@ -231,3 +231,27 @@ def test_one_table_follows_the_group_vms_each_request_names() -> None:
             f"{full}1": "topology_spread_violation",
             f"{full}2": "topology_spread_violation",
         }
+
+
+def test_one_table_follows_a_list_of_vms_changed_in_place() -> None:
+    # The table recognises the VMs it saw last by identity: a list changed in place since, or
+    # a new list holding new but equal VMs, must give the rows of what it holds now.
+    hosts = [zoned("a1", "a"), zoned("a2", "a"), zoned("b1", "b"), zoned("b2", "b")]
+    table = HostTable.build(hosts)
+    engine = Engine(Policy())
+    vm_list = [ExistingVm.model_validate(vm) for vm in vms("a1", "ghost")]
+    for change, full in ((None, "a"), ("b1", "b"), (None, "b"), ("a2", "a")):
+        if change is not None:
+            vm_list[0] = ExistingVm(name="vm-0", host=change, group="g")
+        for listed in (vm_list, [vm.model_copy() for vm in vm_list]):
+            rejected = engine.decide(table, hard(), listed).rejected
+            assert rejected == {
+                f"{full}1": "topology_spread_violation",
+                f"{full}2": "topology_spread_violation",
+            }
+
+
+def test_an_existing_vm_is_frozen() -> None:
+    vm = ExistingVm(name="vm-0", host="a1", group="g")
+    with pytest.raises(ValidationError):
+        vm.host = "b1"  # type: ignore[misc]
