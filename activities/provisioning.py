@@ -150,8 +150,7 @@ async def run_stoppable(
         return await asyncio.shield(future)
     except asyncio.CancelledError:
         cancelled.set()
-        with contextlib.suppress(Exception):
-            await future
+        await until_done(future)
         raise
 
 
@@ -174,9 +173,22 @@ async def finish_first(call: Awaitable[T]) -> T:
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
-        with contextlib.suppress(Exception):
-            await task
+        await until_done(task)
         raise
+
+
+async def until_done(work: asyncio.Future[Any]) -> None:
+    """Wait until `work` has ended, however often this task is cancelled meanwhile.
+
+    The SDK cancels an activity's task again with each cancel the worker hears of (the
+    workflow's request, then for instance a heartbeat the server no longer knows), and a
+    second cancel must not cut short the wait for a call whose effect cannot be taken back:
+    the activity would end, the compensation would start, and the call would land after it."""
+    while not work.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({work})
+    if not work.cancelled():
+        work.exception()  # seen: the cancellation is what the caller reports
 
 
 def as_data(value: Any) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from activities.provisioning import (
     DescribeVmInput,
     DestroyVmInput,
     ProvisioningActivities,
+    finish_first,
+    run_stoppable,
 )
 from activities.timeouts import QUIET_SECONDS
 from contracts.vm import VmFacts, VmSpec
@@ -198,6 +201,12 @@ async def test_a_destroy_first_stops_a_create_of_the_same_vm_still_running_here(
     assert again.name == "spare-7" and "spare-7" in hypervisor.vms
 
 
+async def turns(count: int) -> None:
+    """Let the event loop run `count` rounds of ready callbacks."""
+    for _ in range(count):
+        await asyncio.sleep(0)
+
+
 async def eventually(condition: Any, timeout: float = 30.0) -> None:
     """Poll `condition` until true, failing after `timeout` seconds."""
     async with asyncio.timeout(timeout):
@@ -232,3 +241,38 @@ def test_a_missing_ansible_inventory_stops_the_worker_at_start(tmp_path: Path) -
     provisioner = build_provisioner(settings, http=None)  # type: ignore[arg-type]
     assert isinstance(provisioner, AnsibleProvisioner)
     assert provisioner.inventory == missing
+
+
+async def test_a_second_cancel_still_waits_for_the_call_in_flight() -> None:
+    # The SDK cancels an activity's task once per cancel it hears of; the wait for a call that
+    # cannot be taken back (a libvirt define, a create's POST) must outlast every one of them.
+    started, release, cancelled = threading.Event(), threading.Event(), threading.Event()
+
+    def call() -> None:
+        started.set()
+        release.wait()
+
+    waiting = asyncio.ensure_future(run_stoppable(call, cancelled))
+    try:
+        await eventually(started.is_set)
+        waiting.cancel()
+        await eventually(cancelled.is_set)
+        waiting.cancel()  # again, while the call still runs
+        await turns(5)  # a cancel that gets through ends the task within a turn or two
+        assert not waiting.done(), "the second cancel cut the wait short"
+    finally:
+        release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+
+    posted = asyncio.get_running_loop().create_future()
+    sending = asyncio.ensure_future(finish_first(posted))
+    await turns(1)
+    sending.cancel()
+    await turns(1)
+    sending.cancel()
+    await turns(5)
+    assert not sending.done(), "the second cancel cut the wait short"
+    posted.set_result("sent")
+    with pytest.raises(asyncio.CancelledError):
+        await sending
