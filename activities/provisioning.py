@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import fcntl
 import functools
 import logging
 import os
@@ -154,15 +155,43 @@ async def run_stoppable(
         raise
 
 
-def uninterruptible_task_running(marker: Path) -> bool:
-    """Whether a task has said, through `marker`, that it is inside a call that must finish,
-    and its process still lives (a task killed meanwhile holds nothing back)."""
-    try:
-        pid = int(marker.read_text())
-        os.kill(pid, 0)
-    except (OSError, ValueError):
-        return False
-    return True
+class StopGate:
+    """Decides, against a task inside a call that must finish, when a run may be killed.
+
+    A task (playbooks/action_plugins/virtflow_libvirt_domain.py) holds an exclusive lock on
+    `marker` for the whole of such a call. `may_stop` takes the lock without waiting: if the
+    task holds it, not yet; else it writes STOPPED into the file and keeps the lock until the
+    run is over (`close`). Ansible runs each task in a worker process of its own session, which
+    the runner's kill of ansible-playbook's process group does not reach: a worker about to
+    make the call waits for the lock, then reads STOPPED and makes none. (Checking a process id
+    instead left a gap: the kill decided just before the task began its call, and the worker
+    went on after the kill.) A task killed meanwhile releases its lock with its process."""
+
+    STOPPED = "stopped"
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+        self._held: Any = None
+
+    def may_stop(self) -> bool:
+        if self._held is not None:
+            return True
+        gate = self.marker.open("a+")
+        try:
+            fcntl.flock(gate, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            gate.close()
+            return False
+        gate.truncate(0)
+        gate.write(self.STOPPED)
+        gate.flush()
+        self._held = gate
+        return True
+
+    def close(self) -> None:
+        if self._held is not None:
+            self._held.close()  # releases the lock
+            self._held = None
 
 
 async def finish_first(call: Awaitable[T]) -> T:
@@ -297,12 +326,13 @@ class AnsibleProvisioner:
         context = contextvars.copy_context()
         cancelled = threading.Event()
         marker = private_dir / "uninterruptible"
+        gate = StopGate(marker)
 
         def stop_now() -> bool:
             # A cancel waits for a libvirt call in flight: killed mid-call, ansible-playbook
             # leaves libvirtd to finish it after the compensation has looked (a define that
             # probes a new qemu takes seconds), and the VM outlives its destroy.
-            return cancelled.is_set() and not uninterruptible_task_running(marker)
+            return cancelled.is_set() and gate.may_stop()
 
         collected: dict[str, Any] = {}
         clock = TaskClock(time.time())
@@ -341,6 +371,7 @@ class AnsibleProvisioner:
             # Read before the artifacts go: a run that stopped before any task said why only there.
             stopped = None if runner.status == "successful" else _last_error(runner)
         finally:
+            gate.close()
             shutil.rmtree(private_dir, ignore_errors=True)
         clock.log(playbook, time.time())
         outcome = _RunOutcome(status=runner.status, rc=runner.rc, **collected)

@@ -17,9 +17,9 @@ while inactive, and looked up again until it is gone, within `wait_seconds`.
 
 A cancelled create kills ansible-playbook, but not what libvirtd was asked already: a define
 or a start in flight completes after its client is gone, possibly after the compensation's
-destroy has looked. So the call runs as uninterruptible: its process id is kept, while it
-runs, in the file the activity names in VIRTFLOW_UNINTERRUPTIBLE, and a cancel waits for it
-(activities/provisioning.py).
+destroy has looked. So the call runs as uninterruptible: it holds a lock on the file the
+activity names in VIRTFLOW_UNINTERRUPTIBLE, which a cancel must take before it kills the run,
+and a call that finds the run stopped makes none (activities/provisioning.py, StopGate).
 
 A failure says whether libvirt could not be reached (`transient`: the connection failed or
 dropped, which may heal) or refused what it was asked (a bad XML, a domain that cannot
@@ -29,10 +29,10 @@ start), which will not. Options and results: ../library/virtflow_libvirt_domain.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from ansible.plugins.action import ActionBase
@@ -85,7 +85,7 @@ class ActionModule(ActionBase):
                 return {**result, **ensure_absent(conn, args["name"], args["wait_seconds"])}
             with uninterruptible():
                 return {**result, **ensure_running(conn, args["name"], args["xml"])}
-        except StillThere as err:
+        except (StillThere, RunStopped) as err:
             return {**result, "failed": True, "transient": True, "msg": str(err)}
         except libvirt.libvirtError as err:
             return {**result, "failed": True, "transient": unreachable(err), "msg": str(err)}
@@ -95,19 +95,31 @@ class ActionModule(ActionBase):
                 conn.close()
 
 
+class RunStopped(Exception):
+    """The run was being stopped (a cancel) before this call began: make none."""
+
+
 @contextlib.contextmanager
 def uninterruptible() -> Iterator[None]:
-    """Say, for the time of the block, that this process must not be killed by a cancel."""
+    """Hold, for the time of the block, the lock a cancel must take before it kills the run
+    (activities/provisioning.py, StopGate). Ansible runs this task in a worker process of its
+    own session, which survives the kill of ansible-playbook: so a cancel that came first is
+    read here (the file says "stopped", or is gone with the run's directory) and the block
+    does not run."""
     marker = os.environ.get("VIRTFLOW_UNINTERRUPTIBLE")
     if not marker:
         yield
         return
-    Path(marker).write_text(str(os.getpid()))
     try:
+        fd = os.open(marker, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:  # the run's directory is gone: the run is over
+        raise RunStopped("the run was stopped before the libvirt call") from None
+    with os.fdopen(fd, "r+") as gate:
+        fcntl.flock(gate, fcntl.LOCK_EX)  # waits while a cancel is stopping the run
+        gate.seek(0)
+        if gate.read() == "stopped":
+            raise RunStopped("the run was stopped before the libvirt call")
         yield
-    finally:
-        with contextlib.suppress(OSError):
-            Path(marker).unlink()
 
 
 def unreachable(err: libvirt.libvirtError) -> bool:
