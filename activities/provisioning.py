@@ -209,15 +209,16 @@ async def finish_first(call: Awaitable[T]) -> T:
 async def until_done(work: asyncio.Future[Any]) -> None:
     """Wait until `work` has ended, however often this task is cancelled meanwhile.
 
-    The SDK cancels an activity's task again with each cancel the worker hears of (the
-    workflow's request, then for instance a heartbeat the server no longer knows), and a
-    second cancel must not cut short the wait for a call whose effect cannot be taken back:
-    the activity would end, the compensation would start, and the call would land after it."""
+    The SDK cancels an activity's task each time it is told to (the workflow's request, a
+    heartbeat that fails to record, the worker's shutdown), with no guard against a second
+    time, and a second cancel must not cut short the wait for a call whose effect cannot be
+    taken back: the activity would end, the compensation would start, and the call would land
+    after it."""
     while not work.done():
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait({work})
     if not work.cancelled():
-        work.exception()  # seen: the cancellation is what the caller reports
+        work.exception()  # retrieved, so asyncio does not log it: the caller reports the cancel
 
 
 def as_data(value: Any) -> Any:
