@@ -119,6 +119,7 @@ def task_queue() -> str:
 LIBVIRT_TESTS = "tests/libvirt/"
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which a plain run may lack
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Run in parallel (`make test`: pytest-xdist, `--dist loadgroup`), the libvirt tests stay
     on one worker and the others are shared out one by one.
