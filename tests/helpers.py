@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from types import ModuleType
 from typing import Any, TypeVar
 
 import pytest
@@ -91,3 +94,13 @@ async def until_polled(client: Client, task_queue: str) -> None:
         assert await why_no_worker(client, task_queue) is None
 
     await assert_eventually(polled)
+
+
+def load_module(path: Path) -> ModuleType:
+    """A Python file that is not on the import path (a job script, an Ansible plugin), loaded
+    as a module under its file name."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -8,7 +8,6 @@ wrong VM, a wrong key and a stale seal. About 5 s.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import re
 import time
@@ -33,6 +32,7 @@ from contracts.vm import VmSpec
 from lab.gitlab import PROJECT_PATH, LabGitLab
 from lab.hypervisor import LabHypervisor
 from lab.kube_testing import KubeLab, kube_lab
+from tests.helpers import load_module
 from tests.lab_gitlab import running_lab_gitlab
 
 REPO = Path(__file__).resolve().parents[2]
@@ -140,12 +140,7 @@ async def test_without_a_key_the_user_data_is_not_sent_at_all(
 
 
 def job_script() -> ModuleType:
-    path = REPO / "deploy" / "gitlab" / "vm_extravars.py"
-    loaded = importlib.util.spec_from_file_location("vm_extravars", path)
-    assert loaded is not None and loaded.loader is not None
-    module = importlib.util.module_from_spec(loaded)
-    loaded.loader.exec_module(module)
-    return module
+    return load_module(REPO / "deploy" / "gitlab" / "vm_extravars.py")
 
 
 def job_env(sealed: str, key: str, vm: str = "spare-a", **extra: str) -> dict[str, str]:

@@ -5,30 +5,21 @@ read that the run was stopped (seen: a domain defined and started after its dest
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from activities.provisioning import UNINTERRUPTIBLE_ENV, StopGate
+from tests.helpers import load_module
 
 PLUGIN = Path(__file__).resolve().parents[2] / "playbooks/action_plugins/virtflow_libvirt_domain.py"
-
-
-def plugin() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("virtflow_libvirt_domain", PLUGIN)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_a_stop_waits_for_a_call_and_a_later_call_is_not_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    domain = plugin()
+    domain = load_module(PLUGIN)
     marker = tmp_path / "uninterruptible"
     monkeypatch.setenv(UNINTERRUPTIBLE_ENV, str(marker))
     gate = StopGate(marker)
