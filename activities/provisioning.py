@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+import psutil
 from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -37,9 +38,10 @@ from .timeouts import QuietHeartbeat, heartbeat_interval
 # A failed task whose message starts with this marker may heal by itself (5xx, connection
 # refused): the playbooks use it so the activity can leave the retry to the engine.
 TRANSIENT_MARKER = "TRANSIENT:"
-# The environment variable naming the file in which a task whose effect cannot be taken back
-# once sent (a libvirt define or start: libvirtd carries it out even if its client dies) keeps
-# its process id while it runs; a cancel stops ansible-playbook only after that task.
+# The environment variable naming a run's marker file: a task whose effect cannot be taken back
+# once sent (a libvirt define or start: libvirtd carries it out even if its client dies) holds
+# a lock on it while it runs (StopGate), and every process of the run carries it, so a cancel
+# finds them all (`kill_run`).
 UNINTERRUPTIBLE_ENV = "VIRTFLOW_UNINTERRUPTIBLE"
 # How often a long-running task is reported again, so a heartbeat timeout only fires when
 # the worker is really gone.
@@ -194,6 +196,45 @@ class StopGate:
             self._held = None
 
 
+def kill_run(marker: Path) -> int:
+    """Kill every process of one playbook run: ansible-playbook, its task workers and what
+    they started; the number killed.
+
+    The runner's own kill reaches ansible-playbook's process group only, and Ansible runs each
+    task in a worker that calls setsid: a worker outlived the kill and carried its task (a
+    Proxmox clone's POST, a disk made over SSH) to its end after the activity had ended and the
+    compensation had looked. The run's processes are this process's descendants (setsid does
+    not change parentage) whose environment names the run's marker, so runs side by side keep
+    theirs. Each is stopped first, then listed again until no new one appears (a stopped
+    process forks no more; one killed at once could leave a child just forked to init), then
+    all are killed."""
+    tag = str(marker)
+    frozen: dict[int, psutil.Process] = {}
+    while found := [p for p in _descendants() if p.pid not in frozen and _carries(p, tag)]:
+        for proc in found:
+            with contextlib.suppress(psutil.Error):
+                proc.suspend()
+            frozen[proc.pid] = proc
+    for proc in frozen.values():
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    return len(frozen)
+
+
+def _descendants() -> list[psutil.Process]:
+    try:
+        return psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def _carries(proc: psutil.Process, tag: str) -> bool:
+    try:
+        return proc.environ().get(UNINTERRUPTIBLE_ENV) == tag
+    except psutil.Error:  # gone, a zombie, or not ours to read
+        return False
+
+
 async def finish_first(call: Awaitable[T]) -> T:
     """Await a call whose effect cannot be taken back once sent (the POST that creates a VM).
     If the caller is cancelled meanwhile, the call still finishes before the cancellation
@@ -333,7 +374,10 @@ class AnsibleProvisioner:
             # A cancel waits for a libvirt call in flight: killed mid-call, ansible-playbook
             # leaves libvirtd to finish it after the compensation has looked (a define that
             # probes a new qemu takes seconds), and the VM outlives its destroy.
-            return cancelled.is_set() and gate.may_stop()
+            if not (cancelled.is_set() and gate.may_stop()):
+                return False
+            kill_run(marker)  # the task workers too, which the runner's kill misses
+            return True
 
         collected: dict[str, Any] = {}
         clock = TaskClock(time.time())

@@ -5,17 +5,20 @@ lab hypervisor, through Temporal's ActivityEnvironment. Each run costs ~2 s: nin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.provisioning import (
+    UNINTERRUPTIBLE_ENV,
     AnsibleProvisioner,
     CreateVmInput,
     DescribeVmInput,
@@ -160,19 +163,35 @@ async def test_transient_failure_is_retryable(
 
 
 async def test_cancellation_stops_the_playbook(
-    hypervisor: LabHypervisor, activities: ProvisioningActivities
+    hypervisor: LabHypervisor, activities: ProvisioningActivities, artifacts: Path
 ) -> None:
-    # The hypervisor would hold the request far longer than the bound below: only a
-    # stopped ansible-playbook lets the activity return in time.
+    # The hypervisor would hold the request far longer than the bounds below: only a
+    # stopped ansible-playbook lets the activity return in time, and only a stopped task
+    # worker lets go of the request (Ansible's workers leave ansible-playbook's process
+    # group, which the runner's own kill reaches).
     hypervisor.create_delay = 600
     env, beats = recording_env()
     running = asyncio.create_task(
         env.run(activities.create_vm, CreateVmInput(spec=spec("spare-5")))
     )
     await eventually(lambda: {"task": CREATE_TASK} in beats and "spare-5" in hypervisor.vms)
+    assert len(run_processes(artifacts)) >= 2  # ansible-playbook and the task's worker at least
     env.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(running, timeout=60)
+    await eventually(lambda: not run_processes(artifacts), timeout=10)
+
+
+def run_processes(artifacts: Path) -> list[psutil.Process]:
+    """The live processes of playbook runs under `artifacts`, wherever they were reparented:
+    each carries its run's marker (under the run's directory) in its environment."""
+    found = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            run = proc.environ().get(UNINTERRUPTIBLE_ENV, "")
+            if run.startswith(f"{artifacts}/") and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+    return found
 
 
 async def test_a_destroy_first_stops_a_create_of_the_same_vm_still_running_here(
