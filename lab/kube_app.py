@@ -237,9 +237,23 @@ async def item(request: Request, state: ApiState) -> Response:
         raise KubeError(
             415, "UnsupportedMediaType", f"the media type {content_type!r} is unsupported"
         )
+    # Patched as it is now: reading the body let other requests in. kube-apiserver applies a
+    # patch to the latest object (it retries on a conflict itself) unless the patch names a
+    # resourceVersion, which is then a precondition.
+    current = store.get(kind.plural, ns, name)
+    if current is None:
+        raise KubeError(404, "NotFound", f'{kind.plural} "{name}" not found')
     patched = apply_patch(content_type, current, body)
-    patched.setdefault("metadata", {})["resourceVersion"] = current["metadata"]["resourceVersion"]
+    if not _names_version(body):
+        version = current["metadata"]["resourceVersion"]
+        patched.setdefault("metadata", {})["resourceVersion"] = version
     return _json(store.replace(kind.plural, ns, name, patched))
+
+
+def _names_version(patch: Any) -> bool:
+    """Whether a merge patch sets metadata.resourceVersion (a JSON patch tests it instead)."""
+    meta = patch.get("metadata") if isinstance(patch, dict) else None
+    return isinstance(meta, dict) and meta.get("resourceVersion") is not None
 
 
 async def eviction(request: Request, state: ApiState) -> Response:

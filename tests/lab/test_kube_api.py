@@ -154,6 +154,42 @@ async def test_put_with_a_stale_resource_version_conflicts(kube: AsyncClient) ->
     assert (stale.value.status.code, stale.value.status.reason) == (409, "Conflict")
 
 
+async def test_patches_that_overlap_both_apply(lab: KubeLab, kube: AsyncClient) -> None:
+    # kube-apiserver applies a patch to the object as it is when the patch lands: a patch whose
+    # body is still arriving while another one lands is not refused with a 409. Driven through
+    # the app itself, so the first patch is known to be inside its handler, reading its body.
+    await kube.create(node("n1"))
+    reading, release = asyncio.Event(), asyncio.Event()
+
+    async def slow_body() -> AsyncIterator[bytes]:
+        yield b'{"metadata": {"labels": '
+        reading.set()  # the handler asks for the rest: it has looked the object up
+        await release.wait()
+        yield b'{"first": "1"}}}'
+
+    headers = {
+        "Authorization": f"Bearer {lab.api.token}",
+        "Content-Type": "application/merge-patch+json",
+    }
+    transport = httpx.ASGITransport(app=lab.api.app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://lab") as app:
+        first = asyncio.create_task(
+            app.patch("/api/v1/nodes/n1", content=slow_body(), headers=headers)
+        )
+        await reading.wait()
+        second = {"metadata": {"labels": {"second": "2"}}}
+        assert (await app.patch("/api/v1/nodes/n1", json=second, headers=headers)).is_success
+        release.set()
+        assert (await first).status_code == 200
+        patched = (await kube.get(Node, "n1")).metadata
+        assert patched is not None and patched.labels == {"first": "1", "second": "2"}
+
+        # A patch that names a resourceVersion makes it a precondition.
+        stale = {"metadata": {"resourceVersion": "1", "labels": {"third": "3"}}}
+        refused = await app.patch("/api/v1/nodes/n1", json=stale, headers=headers)
+        assert (refused.status_code, refused.json()["reason"]) == (409, "Conflict")
+
+
 async def test_delete_returns_the_object(kube: AsyncClient, raw: httpx.AsyncClient) -> None:
     await kube.create(node("n1", pool="a"))
     response = await raw.delete("/api/v1/nodes/n1")
