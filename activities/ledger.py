@@ -13,19 +13,23 @@ from typing import Any
 from temporalio import activity
 from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.service import RPCError, RPCStatusCode
 
 from contracts.ledger import (
     FREE_UPDATE,
     INVENTORY_LEDGER,
+    RESERVATIONS_QUERY,
     RESERVE_GROUP_UPDATE,
     RESERVE_UPDATE,
     FreeInput,
     FreeResult,
     LedgerState,
+    Reservation,
     ReserveGroupInput,
     ReserveGroupResult,
     ReserveInput,
     ReserveResult,
+    ledger_workflow_id,
 )
 from contracts.warm import TRANSFER_UPDATE, TransferInput, TransferResult
 
@@ -51,6 +55,22 @@ def ledger_start(
         # was too short for both on a busy 2-core machine, and every retry timed out again.
         task_timeout=LEDGER_TASK_TIMEOUT,
     )
+
+
+async def ledger_reservations(
+    client: Client, inventory: str, rpc_timeout: timedelta | None = None
+) -> list[Reservation]:
+    """The inventory's ledger's reservations; none when no spare has used the inventory yet.
+    (A query: only a worker answers it.)"""
+    try:
+        reservations: list[Reservation] = await client.get_workflow_handle(
+            ledger_workflow_id(inventory)
+        ).query(RESERVATIONS_QUERY, result_type=list[Reservation], rpc_timeout=rpc_timeout)
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            return []
+        raise
+    return reservations
 
 
 async def reserve_group(client: Client, inp: ReserveGroupInput) -> ReserveGroupResult:

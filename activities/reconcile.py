@@ -19,7 +19,9 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.inventory import InventorySource
+from activities.ledger import ledger_reservations
 from contracts.common import HOST
+from contracts.ledger import Reservation
 from contracts.reconcile import TerminatedSpare, compensation_id
 from contracts.spare import PREPARE_SPARE, SPARE_ID_PREFIX, SpareRequest, SpareResult
 
@@ -118,13 +120,26 @@ class ReconcileActivities:
             f"AND TaskQueue = '{input.task_queue}' AND CloseTime > '{since}'"
         )
         found: list[TerminatedSpare] = []
+        reserved: dict[str, dict[str, Reservation]] = {}  # by inventory, then spare id
         async for run in self.client.list_workflows(query):
             if await self._compensated(run.id, run.run_id):
                 continue
             request = await self._request_of(run.id, run.run_id)
-            host = run.typed_search_attributes.get(HOST)
+            if request.inventory not in reserved:
+                held = await ledger_reservations(self.client, request.inventory)
+                reserved[request.inventory] = {r.spare_id: r for r in held}
+            # A terminated run never gave its reservation back: the ledger still holds it.
+            reservation = reserved[request.inventory].get(run.id)
+            own_vm = reservation is not None and reservation.vm_name == run.id
             found.append(
-                TerminatedSpare(spare_id=run.id, run_id=run.run_id, request=request, host=host)
+                TerminatedSpare(
+                    spare_id=run.id,
+                    run_id=run.run_id,
+                    request=request,
+                    host=run.typed_search_attributes.get(HOST),
+                    # Not a claimed warm spare's: that VM keeps its own name and id.
+                    vmid=reservation.vmid if own_vm and reservation else None,
+                )
             )
         return FindTerminatedResult(spares=found)
 

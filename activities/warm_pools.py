@@ -18,7 +18,7 @@ from temporalio import activity
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from contracts.ledger import RESERVATIONS_QUERY, Reservation, ledger_workflow_id
+from contracts.ledger import Reservation
 from contracts.spare import SpareStatus
 from contracts.warm import (
     CLAIM_UPDATE,
@@ -42,6 +42,7 @@ from contracts.warm import (
 from placement.models import PlacementInput
 
 from .kubernetes import KubernetesActivities
+from .ledger import ledger_reservations
 from .placement import PlacementActivities, decide
 from .timeouts import heartbeating
 from .vm_templates import SiteTemplates
@@ -161,10 +162,7 @@ class WarmActivities:
     async def fit_warm_hosts(self, inp: FitWarmInput) -> FitWarmResult:
         """Each candidate's host judged by the placement engine, as the ledger would judge the
         request there with the warm spare's room given back."""
-        ledger = self._client.get_workflow_handle(ledger_workflow_id(inp.inventory))
-        reservations: list[Reservation] = await ledger.query(
-            RESERVATIONS_QUERY, result_type=list[Reservation]
-        )
+        reservations = await ledger_reservations(self._client, inp.inventory)
         if any(r.spare_id == inp.request.name for r in reservations):
             # Reserved already (a member of a `count` request): it has its room.
             return FitWarmResult(already_reserved=True, reason="the spare holds a reservation")

@@ -16,12 +16,13 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
 from activities.inventory import read_inventory
-from contracts.ledger import RESERVATIONS_QUERY, Reservation, ledger_workflow_id
+from activities.ledger import ledger_reservations as reservations_of
+from contracts.ledger import Reservation, ledger_workflow_id
 from placement.models import AllocationRatios, Host
 from placement.policy import load_policy
 from runtime.settings import Settings
 
-from .errors import InvalidInput, InventoryUnavailable, SpareNotFound
+from .errors import InvalidInput, InventoryUnavailable
 from .spare_ops import temporal_errors
 
 LEDGER_QUERY_TIMEOUT = timedelta(seconds=5)  # only a worker answers (api/workers.py)
@@ -73,17 +74,10 @@ class InventoryView(BaseModel):
 
 
 async def ledger_reservations(client: Client, inventory: str) -> list[Reservation]:
-    """The ledger's reservations; none when no spare has used this inventory yet."""
-    ledger_id = ledger_workflow_id(inventory)
-    try:
-        with temporal_errors(ledger_id):
-            return await client.get_workflow_handle(ledger_id).query(
-                RESERVATIONS_QUERY,
-                result_type=list[Reservation],
-                rpc_timeout=LEDGER_QUERY_TIMEOUT,
-            )
-    except SpareNotFound:
-        return []
+    """The ledger's reservations (none before any spare used the inventory), with the
+    engine's faults in the API's words."""
+    with temporal_errors(ledger_workflow_id(inventory)):
+        return await reservations_of(client, inventory, rpc_timeout=LEDGER_QUERY_TIMEOUT)
 
 
 def host_room(host: Host, ratios: AllocationRatios, pending: list[Reservation]) -> HostRoom:

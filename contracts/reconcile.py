@@ -32,6 +32,9 @@ class TerminatedSpare(BaseModel):
     run_id: str
     request: SpareRequest
     host: str | None = None
+    # The VM id its reservation holds: a Proxmox clone still in flight has no name yet, and
+    # the release finds it by this id.
+    vmid: int | None = None
 
 
 class OrphanRelease(BaseModel):

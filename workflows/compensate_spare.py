@@ -46,6 +46,7 @@ class CompensateSpare:
                     spare_id=spare.spare_id,
                     vm_name=spare.spare_id,
                     host=spare.host,
+                    vmid=spare.vmid,
                     inventory=req.inventory,
                     drain_timeout_seconds=req.drain_timeout_seconds,
                     drain_policy=req.drain_policy,

@@ -18,6 +18,7 @@ from contracts.reconcile import (
     RECONCILE_SPARES,
     ReconcileInput,
     ReconcileResult,
+    TerminatedSpare,
     compensation_id,
 )
 from contracts.spare import SPARE_LABEL, Phase
@@ -114,7 +115,7 @@ async def sweep(stack: Stack) -> ReconcileResult:
 async def test_a_spare_terminated_from_outside_is_compensated_once_by_the_next_sweep(
     stack: Stack,
 ) -> None:
-    req = stack.request()
+    req = stack.request(vmid_range="200-299")  # as a Proxmox site asks
     first = await stack.start(req)
     await wait_phase(first, Phase.READY)
     terminated_run = first.result_run_id
@@ -133,11 +134,21 @@ async def test_a_spare_terminated_from_outside_is_compensated_once_by_the_next_s
     old = stack.client.get_workflow_handle(req.spare_id, run_id=terminated_run)
     assert (await old.describe()).status == WorkflowExecutionStatus.TERMINATED
     assert req.spare_id in stack.lab.hypervisor.vms
+    # The terminated run never gave its reservation back; it names the VM id (which a Proxmox
+    # release needs while a clone has no name yet).
+    (held,) = [r for r in await ledger_reservations(stack) if r.spare_id == req.spare_id]
+    assert held.vmid is not None
 
     result = await sweep(stack)
     assert result.compensated == [req.spare_id]
     assert req.spare_id not in result.suspects  # its VM is the compensation's to release
     compensation = stack.client.get_workflow_handle(compensation_id(req.spare_id, terminated_run))
+    history = await compensation.fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes
+    (terminated,) = await stack.client.data_converter.decode(
+        started.input.payloads, [TerminatedSpare]
+    )
+    assert (terminated.host, terminated.vmid) == (held.host, held.vmid)
     await compensation.result()
     assert req.spare_id not in stack.lab.hypervisor.vms
     assert stack.lab.kube.store.get("nodes", "", req.spare_id) is None
