@@ -162,36 +162,52 @@ async def test_transient_failure_is_retryable(
     assert "answered 500: hypervisor busy, try later" in caught.value.message
 
 
-async def test_cancellation_stops_the_playbook(
+async def test_cancellation_stops_the_playbook_and_only_its_own(
     hypervisor: LabHypervisor, activities: ProvisioningActivities, artifacts: Path
 ) -> None:
-    # The hypervisor would hold the request far longer than the bounds below: only a
+    # The hypervisor would hold the requests far longer than the bounds below: only a
     # stopped ansible-playbook lets the activity return in time, and only a stopped task
-    # worker lets go of the request (Ansible's workers leave ansible-playbook's process
-    # group, which the runner's own kill reaches).
+    # worker lets go of its request (Ansible's workers leave ansible-playbook's process
+    # group, which the runner's own kill reaches). A run beside it keeps every process.
     hypervisor.create_delay = 600
-    env, beats = recording_env()
+    (env, beats), (other_env, other_beats) = recording_env(), recording_env()
     running = asyncio.create_task(
         env.run(activities.create_vm, CreateVmInput(spec=spec("spare-5")))
     )
+    other = asyncio.create_task(
+        other_env.run(activities.create_vm, CreateVmInput(spec=spec("spare-8")))
+    )
     await eventually(lambda: {"task": CREATE_TASK} in beats and "spare-5" in hypervisor.vms)
-    assert len(run_processes(artifacts)) >= 2  # ansible-playbook and the task's worker at least
+    await eventually(lambda: {"task": CREATE_TASK} in other_beats and "spare-8" in hypervisor.vms)
+    before = run_processes(artifacts)
+    assert len(before) == 2
+    # ansible-playbook and the task's worker at least, in each run
+    assert all(len(pids) >= 2 for pids in before.values())
+
     env.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(running, timeout=60)
+    await eventually(lambda: len(run_processes(artifacts)) == 1, timeout=10)
+    ((marker, pids),) = run_processes(artifacts).items()
+    assert pids == before[marker], "the run beside it lost a process"
+    assert not other.done()
+
+    other_env.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(other, timeout=60)
     await eventually(lambda: not run_processes(artifacts), timeout=10)
 
 
-def run_processes(artifacts: Path) -> list[psutil.Process]:
-    """The live processes of playbook runs under `artifacts`, wherever they were reparented:
-    each carries its run's marker (under the run's directory) in its environment."""
-    found = []
+def run_processes(artifacts: Path) -> dict[str, set[int]]:
+    """The live processes of playbook runs under `artifacts`, by run, wherever they were
+    reparented: each carries its run's marker (under the run's directory) in its environment."""
+    runs: dict[str, set[int]] = {}
     for proc in psutil.process_iter():
         with contextlib.suppress(psutil.Error):
             run = proc.environ().get(UNINTERRUPTIBLE_ENV, "")
             if run.startswith(f"{artifacts}/") and proc.status() != psutil.STATUS_ZOMBIE:
-                found.append(proc)
-    return found
+                runs.setdefault(run, set()).add(proc.pid)
+    return runs
 
 
 async def test_a_destroy_first_stops_a_create_of_the_same_vm_still_running_here(
