@@ -13,6 +13,7 @@ SDK = "temporalio.worker._activity"
 
 def test_only_the_late_cancel_warning_of_the_sdk_is_silenced() -> None:
     with warnings.catch_warnings(record=True) as seen:
+        warnings.resetwarnings()  # not the test session's filters (pyproject.toml has this one)
         quiet_benign_sdk_warnings()
         warnings.filterwarnings("always", append=True)  # everything else shows every time
         warnings.warn_explicit(LATE_CANCEL, UserWarning, "_activity.py", 227, module=SDK)
