@@ -128,17 +128,18 @@ class ReconcileActivities:
             if request.inventory not in reserved:
                 held = await ledger_reservations(self.client, request.inventory)
                 reserved[request.inventory] = {r.spare_id: r for r in held}
-            # A terminated run never gave its reservation back: the ledger still holds it.
+            # A terminated run never gave its reservation back: the ledger still holds it. Its
+            # VM id is taken for the spare's own VM only (a claimed warm spare's VM keeps its
+            # own name, which the orphan sweep looks after).
             reservation = reserved[request.inventory].get(run.id)
-            own_vm = reservation is not None and reservation.vm_name == run.id
+            own = reservation if reservation and reservation.vm_name == run.id else None
             found.append(
                 TerminatedSpare(
                     spare_id=run.id,
                     run_id=run.run_id,
                     request=request,
                     host=run.typed_search_attributes.get(HOST),
-                    # Not a claimed warm spare's: that VM keeps its own name and id.
-                    vmid=reservation.vmid if own_vm and reservation else None,
+                    vmid=own.vmid if own else None,
                 )
             )
         return FindTerminatedResult(spares=found)
