@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import logging
 import time
@@ -12,11 +13,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
+import psutil
 import pytest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities.provisioning import UNINTERRUPTIBLE_ENV
 from api.workers import why_no_worker
 from worker.worker import SANDBOX_PASSTHROUGH
 
@@ -104,3 +107,16 @@ def load_module(path: Path) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def run_processes(artifacts: Path) -> dict[str, set[int]]:
+    """The live processes of playbook runs under `artifacts` (an `AnsibleProvisioner`'s
+    artifacts root), by run, wherever they were reparented: each carries its run's marker,
+    under the run's directory, in its environment."""
+    runs: dict[str, set[int]] = {}
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            run = proc.environ().get(UNINTERRUPTIBLE_ENV, "")
+            if run.startswith(f"{artifacts}/") and proc.status() != psutil.STATUS_ZOMBIE:
+                runs.setdefault(run, set()).add(proc.pid)
+    return runs

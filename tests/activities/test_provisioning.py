@@ -5,20 +5,17 @@ lab hypervisor, through Temporal's ActivityEnvironment. Each run costs ~2 s: nin
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.provisioning import (
-    UNINTERRUPTIBLE_ENV,
     AnsibleProvisioner,
     CreateVmInput,
     DescribeVmInput,
@@ -31,6 +28,7 @@ from activities.timeouts import QUIET_SECONDS
 from contracts.vm import VmFacts, VmSpec
 from lab.hypervisor import LabHypervisor
 from runtime.settings import Settings
+from tests.helpers import run_processes
 from worker.worker import build_provisioner
 
 REPO = Path(__file__).resolve().parents[2]
@@ -196,18 +194,6 @@ async def test_cancellation_stops_the_playbook_and_only_its_own(
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(other, timeout=60)
     await eventually(lambda: not run_processes(artifacts), timeout=10)
-
-
-def run_processes(artifacts: Path) -> dict[str, set[int]]:
-    """The live processes of playbook runs under `artifacts`, by run, wherever they were
-    reparented: each carries its run's marker (under the run's directory) in its environment."""
-    runs: dict[str, set[int]] = {}
-    for proc in psutil.process_iter():
-        with contextlib.suppress(psutil.Error):
-            run = proc.environ().get(UNINTERRUPTIBLE_ENV, "")
-            if run.startswith(f"{artifacts}/") and proc.status() != psutil.STATUS_ZOMBIE:
-                runs.setdefault(run, set()).add(proc.pid)
-    return runs
 
 
 async def test_a_destroy_first_stops_a_create_of_the_same_vm_still_running_here(

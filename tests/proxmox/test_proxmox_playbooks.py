@@ -29,7 +29,7 @@ from activities.provisioning import (
 )
 from contracts.vm import VmFacts, VmSpec
 from playbooks import PLAYBOOK_DIR
-from tests.helpers import assert_eventually
+from tests.helpers import assert_eventually, run_processes
 from tests.libvirt.collections import collections_path, installed
 from tests.proxmox.cluster import TEMPLATES, PveCluster
 
@@ -292,6 +292,13 @@ async def test_a_cancelled_create_stops_and_the_destroy_removes_what_it_made(
         env.cancel()
         with pytest.raises(asyncio.CancelledError):
             await creating
+
+        # The module that waits for the clone task ran in a worker of its own session: the
+        # stop reached it too, so nothing of the create goes on beside the destroy.
+        async def stopped() -> None:
+            assert not run_processes(tmp_path / "ansible")
+
+        await assert_eventually(stopped, timeout=10)
         assert vm_named(pve, "spare-px-9").lock == "clone"
         # What the compensation runs: it finds the VM by the id placement chose, waits for the
         # clone to end, then removes it all.
