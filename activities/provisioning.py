@@ -167,7 +167,9 @@ class StopGate:
     the runner's kill of ansible-playbook's process group does not reach: a worker about to
     make the call waits for the lock, then reads STOPPED and makes none. (Checking a process id
     instead left a gap: the kill decided just before the task began its call, and the worker
-    went on after the kill.) A task killed meanwhile releases its lock with its process."""
+    went on after the kill.) `kill_run` now stops those workers too; the lock stays as the
+    guard for a worker it could not find. A task killed meanwhile releases its lock with its
+    process."""
 
     STOPPED = "stopped"
 
