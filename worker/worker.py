@@ -20,7 +20,7 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.runtime import Runtime
 from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from activities import metrics
 from activities.event_bus import EventBusActivities
@@ -49,6 +49,7 @@ from workflows.release_spare import ReleaseSpare
 from workflows.schedule_host import ScheduleHost
 from workflows.warm_pool import WarmPool
 
+from . import sandbox
 from .activity_metrics import ActivityMetrics
 from .health import WorkerHealth, WorkerState, serving_health
 from .input_arity import InputArityCheck
@@ -204,8 +205,7 @@ SANDBOX_PASSTHROUGH = (
 
 def workflow_runner() -> SandboxedWorkflowRunner:
     """The sandbox the worker runs workflows in; replay tests replay in the same one."""
-    restrictions = SandboxRestrictions.default.with_passthrough_modules(*SANDBOX_PASSTHROUGH)
-    return SandboxedWorkflowRunner(restrictions=restrictions)
+    return sandbox.workflow_runner(SANDBOX_PASSTHROUGH)
 
 
 # The SDK warns when a cancel reaches the worker after the activity ended: a held spare's
