@@ -52,24 +52,21 @@ if _SdkInstance is not None:
     class _DirectContextInstance(_SdkInstance):
         """The SDK's sandboxed instance, answering context lookups without `exec`."""
 
-        def _in_sandbox(self) -> Any:
-            return self.globals_and_locals[_IN_SANDBOX]
+        def _ask(self, lookup: str, command_info: Any) -> Any:
+            """The in-sandbox instance's answer, under the restriction context the SDK's
+            `exec` path sets (its importer is not needed: the answer imports nothing)."""
+            context = self.importer.restriction_context
+            context.is_runtime = True
+            try:
+                return getattr(self.globals_and_locals[_IN_SANDBOX], lookup)(command_info)
+            finally:
+                context.is_runtime = False
 
         def get_serialization_context(self, command_info: Any) -> Any:
-            context = self.importer.restriction_context
-            context.is_runtime = True
-            try:
-                return self._in_sandbox().get_serialization_context(command_info)
-            finally:
-                context.is_runtime = False
+            return self._ask("get_serialization_context", command_info)
 
         def get_external_store_context(self, command_info: Any) -> Any:
-            context = self.importer.restriction_context
-            context.is_runtime = True
-            try:
-                return self._in_sandbox().get_external_store_context(command_info)
-            finally:
-                context.is_runtime = False
+            return self._ask("get_external_store_context", command_info)
 
 
 class DirectContextSandboxRunner(SandboxedWorkflowRunner):
