@@ -1,6 +1,6 @@
 """The workflow sandbox the worker runs workflows in, without the SDK's per-payload `exec`.
 
-temporalio (1.22 to 1.35 at least) asks a workflow's instance for the serialization context of
+temporalio (1.30 and 1.35, the newest, at least) asks a workflow's instance for the serialization context of
 every payload an activation decodes and every payload a completion encodes: three visitor
 passes each way, one call per payload. The sandboxed instance answers each call by compiling a
 code string and running it with `exec` inside the sandbox's importer: about 30 us a call, and
