@@ -1,13 +1,13 @@
 """The workflow sandbox the worker runs workflows in, without the SDK's per-payload `exec`.
 
-temporalio (1.30 and 1.35, the newest, at least) asks a workflow's instance for the serialization context of
-every payload an activation decodes and every payload a completion encodes: three visitor
-passes each way, one call per payload. The sandboxed instance answers each call by compiling a
-code string and running it with `exec` inside the sandbox's importer: about 30 us a call, and
-the largest single item of this worker's busy CPU in a burst (docs/BENCHMARKS.md, "Where the
-worker's extra CPU goes now"). The answer itself is a few attribute reads on the in-sandbox
-instance (`InSandbox.get_serialization_context` and `get_external_store_context`), which import
-nothing and call nothing the sandbox restricts.
+temporalio (1.30 and 1.35, the newest, at least) asks a workflow's instance for the
+serialization context of every payload an activation decodes and every payload a completion
+encodes: three visitor passes each way, one call per payload. The sandboxed instance answers
+each call by compiling a code string and running it with `exec` inside the sandbox's importer:
+about 30 us a call, and the largest single item of this worker's busy CPU in a burst
+(docs/BENCHMARKS.md, "Where the worker's extra CPU goes now"). The answer itself is a few
+attribute reads on the in-sandbox instance (`InSandbox.get_serialization_context` and
+`get_external_store_context`), which import nothing and call nothing the sandbox restricts.
 
 So this runner keeps the SDK's sandbox as it is (same restrictions, same importer, every
 activation still runs through `exec` inside it) and only answers those two calls by calling
