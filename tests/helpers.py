@@ -17,11 +17,10 @@ import psutil
 import pytest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.provisioning import UNINTERRUPTIBLE_ENV
 from api.workers import why_no_worker
-from worker.worker import SANDBOX_PASSTHROUGH
+from worker.worker import workflow_runner
 
 T = TypeVar("T")
 
@@ -51,13 +50,12 @@ def new_worker(
 ) -> Worker:
     """A worker on its own random task queue (the SDK's test habit), with the sandbox of the
     real worker; use it as `async with new_worker(...) as worker:`."""
-    restrictions = SandboxRestrictions.default.with_passthrough_modules(*SANDBOX_PASSTHROUGH)
     return Worker(
         client,
         task_queue=task_queue or f"tq-{uuid.uuid4()}",
         workflows=list(workflows),
         activities=list(activities),
-        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+        workflow_runner=workflow_runner(),
         **options,
     )
 
