@@ -33,6 +33,7 @@ from api.errors import (
     TemporalUnavailable,
 )
 from api.explain import ExplainBody
+from api.temporal_client import ClientProvider, connect_factory
 from contracts.spare import Phase, SpareRequest
 from placement.errors import field_path
 from runtime.logging_setup import configure_logging
@@ -307,7 +308,8 @@ def worker() -> None:
     configure_logging(config)
 
     async def serve() -> None:
-        client = await _client(config)
+        # The worker's own runtime: it serves Prometheus on metrics_port.
+        client = await ClientProvider(connect_factory(config)).get()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -377,6 +379,13 @@ def receiver() -> None:
     )
 
 
+# `virtflow replay`'s verdicts: a deploy pipeline tells "B would break a running spare" (1)
+# from "the gate could not run" (2), which says nothing about B.
+REPLAY_ALL = 0
+REPLAY_DIVERGED = 1
+REPLAY_COULD_NOT_RUN = 2
+
+
 @app.command()
 def replay(
     since_hours: Annotated[
@@ -385,8 +394,11 @@ def replay(
     limit: Annotated[int, typer.Option(min=1, help="At most this many histories")] = 1000,
 ) -> None:
     """Replay the namespace's running and recent spares, releases and ledgers against the code
-    installed here; exit 1 if any diverges (the gate before a new build takes traffic)."""
+    installed here: exit 0 if all replay, 1 if one diverges (named), 2 if the replay could not
+    run (connection, configuration). Binds no port: it runs beside a worker in its Pod."""
     from datetime import timedelta
+
+    from temporalio.service import RPCError
 
     from worker.replay import replay_namespace
 
@@ -408,8 +420,19 @@ def replay(
         )
         return report.ok
 
-    if not run(go()):
-        raise typer.Exit(EXIT_FAILED)
+    try:
+        ok = asyncio.run(go())
+    except TemporalUnavailable as err:
+        fail(f"could not replay: Temporal unavailable: {err}", REPLAY_COULD_NOT_RUN)
+    except RPCError as err:
+        # Refused by the server (unknown namespace, no permission): nothing was judged.
+        fail(f"could not replay: {err.status.name}: {err.message}", REPLAY_COULD_NOT_RUN)
+    except (OSError, RuntimeError, ValueError) as err:
+        # A certificate file that cannot be read, a connection the SDK refuses to make.
+        fail(f"could not replay: {err}", REPLAY_COULD_NOT_RUN)
+    except KeyboardInterrupt:
+        fail("could not replay: interrupted", REPLAY_COULD_NOT_RUN)
+    raise typer.Exit(REPLAY_ALL if ok else REPLAY_DIVERGED)
 
 
 @app.command("codec-server")
@@ -435,10 +458,21 @@ def codec_server() -> None:
     uvicorn.run(codec_app, host=config.api_host, port=config.codec_server_port, log_config=None)
 
 
-async def _client(config: Settings) -> Client:
-    from api.temporal_client import ClientProvider, connect_factory
+def _command_connection(config: Settings) -> ClientProvider:
+    """The connection of an operator command: the worker's settings, none of its servers (the
+    process runtime's Prometheus endpoint would bind the `metrics_port` a worker in the same
+    Pod already holds)."""
+    from runtime.connect import connect
+    from runtime.telemetry import command_runtime
 
-    return await ClientProvider(connect_factory(config)).get()
+    async def factory() -> Client:
+        return await connect(config, command_runtime())
+
+    return ClientProvider(factory)
+
+
+async def _client(config: Settings) -> Client:
+    return await _command_connection(config).get()
 
 
 @app.command()
@@ -598,7 +632,6 @@ def explain(
 ) -> None:
     """Where would this VM go and why not elsewhere? Creates nothing. Exit 1 if nothing fits."""
     from api.explain import explain as run_explain
-    from api.temporal_client import ClientProvider, connect_factory
 
     data = read_json(request_file)
     if inventory is not None:
@@ -608,7 +641,7 @@ def explain(
     except ValidationError as err:
         fail(f"bad request: {_one_line(err)}", EXIT_BAD_INPUT)
     config = settings()
-    result = run(run_explain(config, body, ClientProvider(connect_factory(config))))
+    result = run(run_explain(config, body, _command_connection(config)))
     if as_json:
         console.print_json(result.model_dump_json())
     else:

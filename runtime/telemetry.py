@@ -60,9 +60,16 @@ def _runtime(bind_address: str | None) -> Runtime:
 
 
 def process_runtime(settings: Settings) -> Runtime:
-    """The SDK runtime for this process: core logs forwarded to Python logging, and a
-    Prometheus endpoint when one is configured."""
+    """The SDK runtime of a serving process (worker, API, dev): core logs forwarded to Python
+    logging, and a Prometheus endpoint when one is configured."""
     return _runtime(metrics_address(settings))
+
+
+def command_runtime() -> Runtime:
+    """The SDK runtime of an operator command (`replay`, `inventory`, `explain`): core logs
+    forwarded, no Prometheus endpoint. Such a command often runs inside a worker's Pod, whose
+    worker already holds `metrics_port`, and it lives too briefly to be scraped."""
+    return _runtime(None)
 
 
 @cache
