@@ -24,6 +24,7 @@ from pydantic_settings import (
     DotEnvSettingsSource,
     EnvSettingsSource,
     InitSettingsSource,
+    NestedSecretsSettingsSource,
     PydanticBaseSettingsSource,
     SecretsSettingsSource,
     YamlConfigSettingsSource,
@@ -78,11 +79,22 @@ def _label(source: PydanticBaseSettingsSource, key: str) -> str:
         return origin(key, source.environ)
     if isinstance(source, YamlConfigSettingsSource):
         return f"file {os.environ[CONFIG_ENV]}"
+    # Before the environment: the secrets directory's source is a kind of environment source.
+    if isinstance(source, NestedSecretsSettingsSource | SecretsSettingsSource):
+        return _secret_file(Path(str(source.secrets_dir)), key)
     if isinstance(source, EnvSettingsSource):
         return f"environment {env_name(key)}"
     if isinstance(source, InitSettingsSource):
         return "arguments"
-    return f"secrets directory ({env_name(key).lower()})"
+    return type(source).__name__
+
+
+def _secret_file(directory: Path, key: str) -> str:
+    """The file that set `key`, or the pattern of the files that set its nested keys."""
+    name = env_name(key).lower()
+    if (directory / name).is_file():
+        return f"secrets file {directory / name}"
+    return f"secrets files {directory / name}__*"
 
 
 def origins() -> dict[str, str]:

@@ -178,3 +178,29 @@ def test_outside_a_pod_the_join_defaults_to_the_workers_api_server(
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     code, _, err = check(write(tmp_path, JOINING))
     assert code == 0, err
+
+
+def test_check_says_a_value_came_from_the_secrets_directory_not_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "virtflow_temporal_api_key").write_text("key-from-a-file\n")
+    (secrets / "virtflow_receivers__ctrl__secrets").write_text(f'["{generate_secret()}"]')
+    monkeypatch.setenv(SECRETS_DIR_ENV, str(secrets))
+    monkeypatch.setenv("VIRTFLOW_TASK_QUEUE", "from-env")
+    config = write(tmp_path, {"receivers": {"ctrl": {"url": "https://ctrl.example/hooks"}}})
+    code, out, err = check(config)
+    assert code == 0, err
+    said = {
+        key: where
+        for key, _, where in (
+            line.removeprefix("#   ").partition(": ")
+            for line in out.splitlines()
+            if line.startswith("#   ")
+        )
+    }
+    assert said["temporal_api_key"] == f"secrets file {secrets / 'virtflow_temporal_api_key'}"
+    assert said["task_queue"] == "environment VIRTFLOW_TASK_QUEUE"
+    # The YAML file names the receiver; the file of its nested key is read as well.
+    assert said["receivers"] == f"file {config}"
