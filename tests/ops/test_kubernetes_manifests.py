@@ -7,6 +7,7 @@ Deployment of its own, and the worker's RBAC covers every Kubernetes call the pr
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -240,6 +241,23 @@ def _image_tag(docs: list[dict[str, Any]]) -> str:
     return tag
 
 
+# A Kubernetes object name (RFC 1123 subdomain, as Deployments and budgets need).
+DNS_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+BUILD_LABEL = "virtflow.io/build-id"
+# What the doc's retire command deletes: `kubectl delete <these> -l virtflow.io/build-id=A`.
+RETIRED_KINDS = {"Deployment", "PodDisruptionBudget", "ScaledObject", "ConfigMap"}
+
+
+def build_objects(docs: list[dict[str, Any]], build_id: str) -> dict[str, dict[str, Any]]:
+    """Kind -> the object of that kind `-l virtflow.io/build-id=<build_id>` selects."""
+    selected: dict[str, dict[str, Any]] = {}
+    for doc in docs:
+        if doc["metadata"].get("labels", {}).get(BUILD_LABEL) == build_id:
+            assert doc["kind"] not in selected, f"two {doc['kind']} of build {build_id}"
+            selected[doc["kind"]] = doc
+    return selected
+
+
 @pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
 def test_each_build_of_the_worker_is_a_deployment_of_its_own(
     directory: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -248,10 +266,10 @@ def test_each_build_of_the_worker_is_a_deployment_of_its_own(
     docs = render(directory)
     tag = _image_tag(docs)
     worker = one(docs, "Deployment", "virtflow-worker")
-    assert worker["metadata"]["name"] == f"virtflow-worker-{tag}"
+    assert worker["metadata"]["labels"][BUILD_LABEL] == tag
     pod_labels = worker["spec"]["template"]["metadata"]["labels"]
-    assert pod_labels["virtflow.io/build-id"] == tag
-    assert worker["spec"]["selector"]["matchLabels"]["virtflow.io/build-id"] == tag
+    assert pod_labels[BUILD_LABEL] == tag
+    assert worker["spec"]["selector"]["matchLabels"][BUILD_LABEL] == tag
     assert "replicas" not in worker["spec"], "the ScaledObject owns the replicas"
     # The settings the Pod gets: its file and its environment, as a version of the deployment.
     _, _ = _settings(docs, tmp_path, monkeypatch)
@@ -261,6 +279,66 @@ def test_each_build_of_the_worker_is_a_deployment_of_its_own(
     settings = Settings()
     assert settings.worker_versioning is True
     assert settings.worker_build_id == tag
+    # Everything the retire command deletes for this build, and nothing else.
+    objects = build_objects(docs, tag)
+    assert set(objects) == RETIRED_KINDS
+    assert {o["metadata"]["name"] for o in objects.values()} == {worker["metadata"]["name"]}
+
+
+def set_image(tmp_path: Path, image: str) -> Path:
+    """A copy of deploy/kubernetes with the base's image set as `kustomize edit set image
+    virtflow=<image>` writes it."""
+    copy = tmp_path / "kubernetes"
+    shutil.copytree(KUSTOMIZE_ROOT, copy)
+    kustomization = copy / "base" / "kustomization.yaml"
+    doc = yaml.safe_load(kustomization.read_text())
+    name, _, tag = image.rpartition(":")
+    (entry,) = doc["images"]
+    entry.update(newName=name, newTag=tag)
+    kustomization.write_text(yaml.safe_dump(doc))
+    return copy
+
+
+@pytest.mark.parametrize("overlay", ["base", "overlays/libvirt", "overlays/encrypted"])
+def test_a_registry_with_a_port_and_an_upper_case_tag_make_a_build_of_their_own(
+    tmp_path: Path, overlay: str
+) -> None:
+    rendered = {}
+    for build_id in ("A", "B", "b2"):
+        image = f"registry.local:5000/virtflow/virtflow:{build_id}"
+        copy = set_image(tmp_path / build_id, image)
+        docs = [d for d in yaml.safe_load_all(kustomize(copy / overlay)) if d]
+        objects = build_objects(docs, build_id)
+        assert set(objects) == RETIRED_KINDS, build_id
+        worker = objects["Deployment"]
+        name = worker["metadata"]["name"]
+        assert DNS_NAME.fullmatch(name) and name.startswith("virtflow-worker-"), name
+        assert {o["metadata"]["name"] for o in objects.values()} == {name}
+        container = worker["spec"]["template"]["spec"]["containers"][0]
+        assert container["image"] == image
+        assert _env(container)["VIRTFLOW_WORKER_BUILD_ID"] == build_id
+        assert worker["spec"]["template"]["metadata"]["labels"][BUILD_LABEL] == build_id
+        assert worker["spec"]["selector"]["matchLabels"][BUILD_LABEL] == build_id
+        budget = objects["PodDisruptionBudget"]["spec"]["selector"]
+        assert budget["matchLabels"] == worker["spec"]["selector"]["matchLabels"]
+        scaler = objects["ScaledObject"]["spec"]
+        assert scaler["scaleTargetRef"] == {"name": name}
+        assert scaler["triggers"][0]["metadata"]["workerDeploymentBuildId"] == build_id
+        assert objects["ConfigMap"]["data"]["image"] == image
+        for doc in objects.values():
+            if doc["kind"] not in CUSTOM_KINDS:
+                kubernetes_validate.validate(doc, kubernetes_validate.latest_version(), strict=True)
+        rendered[build_id] = name
+    # Three builds, three Deployments side by side.
+    assert len(set(rendered.values())) == 3, rendered
+
+
+def kustomize(directory: Path) -> str:
+    done = subprocess.run(
+        [kubectl(), "kustomize", str(directory)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 @pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
