@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.installed-lab
 LOWEST := .venv-lowest
 
-.PHONY: install dev demo test lint lowest unit bench bench-quick clean collections test-libvirt chromium kubectl openapi libvirt guest-image client sshd
+.PHONY: install dev demo test lint lowest unit bench bench-quick clean collections test-libvirt chromium kubectl promtool openapi libvirt guest-image client sshd
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,7 +44,7 @@ lint: $(STAMP)
 # Most tests wait on servers, playbooks and guests rather than compute: two workers (each with
 # its own Temporal server) finish the suite in about 60% of the time of one on 2 cores.
 TEST_WORKERS ?= 2
-test: lint chromium kubectl libvirt sshd guest-image
+test: lint chromium kubectl promtool libvirt sshd guest-image
 	PATH="$(CURDIR)/$(BIN):$$PATH" ANSIBLE_COLLECTIONS_PATH="$(CURDIR)/.virtflow/collections" \
 		$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
@@ -73,6 +73,11 @@ kubectl:  ## Debian's kubectl, the judge of the lab Kubernetes API (installed wh
 	@command -v kubectl >/dev/null || [ "$$(id -u)" != 0 ] || \
 	  (apt-get update -qq && apt-get install -y -qq --no-install-recommends kubernetes-client) || \
 	  echo "kubectl could not be installed: the kubectl tests of the lab API will be skipped"
+
+promtool:  ## Debian's prometheus package for promtool, the alerts' unit tests (installed when missing and root)
+	@command -v promtool >/dev/null || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus) || \
+	  echo "prometheus could not be installed: the promtool tests of the alerts will be skipped"
 
 bench: $(STAMP)
 	$(BIN)/python bench/placement_speed.py
