@@ -17,11 +17,14 @@ class Code(StrEnum):
     BAD_REQUEST = "bad_request"
     UNAUTHENTICATED = "unauthenticated"
     FORBIDDEN = "forbidden"
+    CLUSTER_FORBIDDEN = "cluster_forbidden"
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     BODY_TOO_LARGE = "body_too_large"
     REQUEST_TIMEOUT = "request_timeout"
     INVALID_REQUEST = "invalid_request"
+    UNKNOWN_CLUSTER = "unknown_cluster"
+    NOT_ALLOWED_FOR_CLUSTER = "not_allowed_for_cluster"
     UNKNOWN_INVENTORY = "unknown_inventory"
     UNKNOWN_RECEIVER = "unknown_receiver"
     UNKNOWN_TEMPLATE = "unknown_template"
@@ -39,6 +42,7 @@ class Code(StrEnum):
     SPARE_ENDED = "spare_ended"
     TASK_ENDED = "task_ended"
     NO_CAPACITY = "no_capacity"
+    CLUSTER_BUDGET_EXCEEDED = "cluster_budget_exceeded"
     # 5xx: somebody else's outage
     TEMPORAL_ERROR = "temporal_error"
     TEMPORAL_UNAVAILABLE = "temporal_unavailable"
@@ -83,6 +87,17 @@ class NoCapacity(ApiError):
         super().__init__(message)
         self.requested = requested
         self.placeable = placeable
+
+
+class OverBudget(ApiError):
+    """The cluster's spares in use plus this request's would pass its `max_spares` (409)."""
+
+    code = Code.CLUSTER_BUDGET_EXCEEDED
+
+    def __init__(self, message: str, budget: int, in_use: int) -> None:
+        super().__init__(message)
+        self.budget = budget
+        self.in_use = in_use
 
 
 class InvalidInput(ApiError):

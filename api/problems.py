@@ -19,7 +19,7 @@ from temporalio.service import RPCError
 
 from placement.errors import field_path
 
-from .errors import ApiError, Code, InvalidInput, NoCapacity, SpareNotFound
+from .errors import ApiError, Code, InvalidInput, NoCapacity, OverBudget, SpareNotFound
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,7 @@ PROBLEMS: dict[Code, tuple[int, str]] = {
     Code.BAD_REQUEST: (400, "Malformed request"),
     Code.UNAUTHENTICATED: (401, "Missing or unknown bearer token"),
     Code.FORBIDDEN: (403, "The token's role may not do this"),
+    Code.CLUSTER_FORBIDDEN: (403, "The token may not act for this cluster"),
     Code.NOT_FOUND: (404, "No such resource"),
     Code.SPARE_NOT_FOUND: (404, "No such spare"),
     Code.TASK_NOT_FOUND: (404, "No such scheduling task"),
@@ -43,9 +44,12 @@ PROBLEMS: dict[Code, tuple[int, str]] = {
     Code.SPARE_ENDED: (409, "The spare has ended"),
     Code.TASK_ENDED: (409, "The scheduling task has ended"),
     Code.NO_CAPACITY: (409, "Not every requested spare can be placed"),
+    Code.CLUSTER_BUDGET_EXCEEDED: (409, "The cluster's surge budget (max_spares) is used up"),
     Code.REQUEST_TIMEOUT: (408, "Request body not received in time"),
     Code.BODY_TOO_LARGE: (413, "Request body too large"),
     Code.INVALID_REQUEST: (422, "Invalid request"),
+    Code.UNKNOWN_CLUSTER: (422, "Unknown cluster"),
+    Code.NOT_ALLOWED_FOR_CLUSTER: (422, "Not allowed for this cluster"),
     Code.UNKNOWN_INVENTORY: (422, "Unknown inventory"),
     Code.UNKNOWN_RECEIVER: (422, "Unknown webhook receiver"),
     Code.UNKNOWN_TEMPLATE: (422, "Unknown VM template"),
@@ -85,6 +89,12 @@ class Problem(BaseModel):
     )
     inventories: dict[str, str] | None = Field(
         default=None, description="inventory_unavailable: inventory -> why it is unreadable"
+    )
+    budget: int | None = Field(
+        default=None, description="cluster_budget_exceeded: the cluster's max_spares"
+    )
+    in_use: int | None = Field(
+        default=None, description="cluster_budget_exceeded: its spares not yet released"
     )
 
 
@@ -151,6 +161,8 @@ def install_problem_handlers(app: FastAPI) -> None:
             return problem(
                 err.code, str(err), path, requested=err.requested, placeable=err.placeable
             )
+        if isinstance(err, OverBudget):
+            return problem(err.code, str(err), path, budget=err.budget, in_use=err.in_use)
         if isinstance(err, SpareNotFound):
             return problem(err.code, f"no spare '{err}'", path)
         return problem(err.code, str(err), path)

@@ -87,8 +87,12 @@ class CancelAccepted(BaseModel):
         **responses(
             *_ALWAYS,
             *_AUTH,
+            Code.CLUSTER_FORBIDDEN,
             Code.REQUEST_CONFLICT,
             Code.NO_CAPACITY,
+            Code.CLUSTER_BUDGET_EXCEEDED,
+            Code.UNKNOWN_CLUSTER,
+            Code.NOT_ALLOWED_FOR_CLUSTER,
             Code.UNKNOWN_INVENTORY,
             Code.UNKNOWN_RECEIVER,
             Code.UNKNOWN_TEMPLATE,

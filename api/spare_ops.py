@@ -34,6 +34,7 @@ from temporalio.common import (
 from temporalio.exceptions import ApplicationError, FailureError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.clusters import NotAllowed
 from activities.ledger import free_group, reserve_group
 from activities.spare_ids import SPARE_ID_USED
 from activities.vm_templates import SiteTemplates
@@ -162,7 +163,9 @@ def request_hash(request: SpareRequest) -> str:
 
 
 def check_names(settings: Settings, request: SpareRequest) -> None:
-    """Reject unknown inventory, receiver or template names before any workflow exists."""
+    """Reject unknown cluster, inventory, receiver or template names, and what the cluster
+    may not use, before any workflow exists."""
+    check_cluster(settings, request)
     if request.inventory not in settings.inventories:
         known = ", ".join(sorted(settings.inventories)) or "none"
         raise InvalidInput(
@@ -191,6 +194,17 @@ def check_names(settings: Settings, request: SpareRequest) -> None:
             f"unknown VM template '{request.template}' (configured: {known})",
             Code.UNKNOWN_TEMPLATE,
         )
+
+
+def check_cluster(settings: Settings, request: SpareRequest) -> None:
+    """The request's cluster is registered and lets it use its inventory, pool, receivers."""
+    try:
+        settings.cluster_registry.check(
+            request.cluster, request.inventory, request.pool, request.receivers
+        )
+    except NotAllowed as refused:
+        code = Code.UNKNOWN_CLUSTER if refused.unknown_cluster else Code.NOT_ALLOWED_FOR_CLUSTER
+        raise InvalidInput(refused.field, refused.reason, code) from None
 
 
 @contextmanager

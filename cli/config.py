@@ -31,6 +31,7 @@ from pydantic_settings import (
 )
 from rich.console import Console
 
+from activities.clusters import ClusterConfig
 from activities.notify import ReceiverConfig
 from placement.errors import field_path
 from runtime.settings import CONFIG_ENV, DEFAULT_SECRETS_DIR, REPO_ROOT, SECRETS_DIR_ENV, Settings
@@ -245,6 +246,16 @@ def settings_reference() -> str:
         "`VIRTFLOW_RECEIVERS__<NAME>__<KEY>` in the environment.",
         "",
         *field_table(ReceiverConfig, env=False),
+        "",
+        "## A cluster (`clusters.<name>`)",
+        "",
+        "A workload cluster requests may name (docs/OPERATIONS.md, Many clusters). In YAML",
+        "under `clusters:`, or `VIRTFLOW_CLUSTERS` as JSON. Without `clusters`, the one",
+        "cluster `cluster_name` is registered from `kubeconfig`, `join_api_server` and",
+        "`join_api_server_ca`, with every receiver, inventory and pool and no budget: a",
+        "single-cluster site's settings keep working as they are.",
+        "",
+        *field_table(ClusterConfig, env=False),
         "",
     ]
     return "\n".join(lines)

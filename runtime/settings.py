@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -23,6 +24,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from activities.clusters import ClusterConfig, ClusterRegistry
 from activities.event_bus import EventBusConfig
 from activities.notify import ReceiverConfig
 from activities.vm_templates import SiteTemplates, VmTemplate
@@ -46,6 +48,8 @@ IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 Role = Literal["operator", "upgrade-controller"]
+# A cluster name as a request's `cluster` may spell it (contracts.spare.SpareRequest).
+CLUSTER_NAME = r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$"
 
 # Values people paste from examples; a deployment that keeps them has no secret at all.
 _PLACEHOLDERS = {"", "changeme", "change-me", "secret", "password", "token", "xxx", "todo"}
@@ -147,6 +151,20 @@ class Settings(BaseSettings):
     join_api_server_ca: FilePath | None = None
     """PEM file of the CA that signs `join_api_server`'s certificate, rendered into the join
     beside it; unset: the CA of the worker's kubeconfig or service account."""
+    cluster_name: str = Field(default="lab", pattern=CLUSTER_NAME)
+    """The name requests use for the one cluster `kubeconfig`, `join_api_server` and
+    `join_api_server_ca` describe, registered as such while `clusters` is empty (a
+    single-cluster site's settings, unchanged)."""
+    clusters: dict[str, ClusterConfig] = Field(default_factory=dict)
+    """The workload clusters spares are prepared for, by name: each with its kubeconfig (a
+    file, or Cluster API's Secret `<cluster>-kubeconfig`, key `value`, in a namespace of
+    the cluster virtflow runs in), `join_api_server` and `join_api_server_ca`, the
+    `receivers` its events go to, the `inventories` and `pools` it may use, and
+    `max_spares`, its surge budget. A request for a cluster not here is refused
+    (`unknown_cluster`). Empty: the one cluster `cluster_name` (above)."""
+    seed_kubeconfig: Path | None = None
+    """Kubeconfig of the cluster virtflow runs in, where clusters' kubeconfig Secrets are
+    read; unset: the in-cluster service account in a Pod, else `KUBECONFIG`."""
     drain_policy: DrainPolicy = DrainPolicy.FAIL
     """A release's drain that cannot finish in time: fail (stop, keep the VM cordoned, report
     spare.failed), force (delete the remaining pods past their budgets) or leave (keep the VM
@@ -350,7 +368,19 @@ class Settings(BaseSettings):
             if template.api_server is None
             and (template.user_data is not None or template.user_data_file is not None)
         ]
-        if in_cluster and joining and self.join_api_server is None:
+        for name, cluster in self.clusters.items():
+            on_service_account = (
+                cluster.kubeconfig is None and cluster.kubeconfig_secret_namespace is None
+            )
+            in_pod = bool(os.environ.get(IN_CLUSTER_ENV))
+            if in_pod and on_service_account and joining and cluster.join_api_server is None:
+                raise ValueError(
+                    f"clusters.{name}.join_api_server: must be set for a cluster reached "
+                    "on the Pod's service account when VM templates render a join "
+                    f"({', '.join(sorted(joining))}): the Service address "
+                    f"{os.environ.get(IN_CLUSTER_ENV)} is seldom reachable from a VM"
+                )
+        if in_cluster and joining and self.join_api_server is None and not self.clusters:
             raise ValueError(
                 "join_api_server: must be set when the worker runs in a Pod on its service "
                 f"account (VM templates {', '.join(sorted(joining))} render a join): set it "
@@ -363,11 +393,66 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
+    def _clusters(self) -> Settings:
+        if not self.clusters:
+            return self
+        legacy = [
+            name
+            for name in ("kubeconfig", "join_api_server", "join_api_server_ca")
+            if getattr(self, name) is not None
+        ]
+        if legacy:
+            raise ValueError(
+                f"{', '.join(legacy)}: describe the one cluster of a site without `clusters`; "
+                "with `clusters` set, give each cluster its own"
+            )
+        pattern = re.compile(CLUSTER_NAME)
+        for name, cluster in self.clusters.items():
+            if not pattern.match(name):
+                raise ValueError(
+                    f"clusters.{name}: a cluster name is a DNS label of at most 40 characters"
+                )
+            for field, known in (
+                ("receivers", self.receivers),
+                ("inventories", self.inventories),
+            ):
+                for wanted in getattr(cluster, field) or []:
+                    if wanted not in known:
+                        configured = ", ".join(sorted(known)) or "none"
+                        raise ValueError(
+                            f"clusters.{name}.{field}: unknown name '{wanted}' "
+                            f"(configured: {configured})"
+                        )
+        return self
+
+    @property
+    def cluster_registry(self) -> ClusterRegistry:
+        """The registered clusters; a site without `clusters` has its one cluster."""
+        if self.clusters:
+            return ClusterRegistry(self.clusters)
+        return ClusterRegistry(
+            {
+                self.cluster_name: ClusterConfig(
+                    kubeconfig=self.kubeconfig,
+                    join_api_server=self.join_api_server,
+                    join_api_server_ca=self.join_api_server_ca,
+                )
+            }
+        )
+
+    @model_validator(mode="after")
     def _warm_pools(self) -> Settings:
         names = [p.name for p in self.warm_pools]
         for name in sorted({n for n in names if names.count(n) > 1}):
             raise ValueError(f"warm_pools: two pools are named '{name}'")
+        registered = self.cluster_registry
         for spec in self.warm_pools:
+            if spec.cluster not in registered:
+                known = ", ".join(registered.names)
+                raise ValueError(
+                    f"warm_pools.{spec.name}.cluster: unknown cluster '{spec.cluster}' "
+                    f"(registered: {known})"
+                )
             if spec.inventory not in self.inventories:
                 known = ", ".join(sorted(self.inventories)) or "none"
                 raise ValueError(

@@ -80,7 +80,11 @@ def test_every_error_response_is_a_declared_problem(schema: dict[str, Any]) -> N
             for code in response.get("x-problem-codes", []):
                 assert PROBLEMS[Code(code)][0] == int(status), where
     prepare = schema["paths"]["/v1/spares"]["post"]["responses"]
-    assert set(prepare["409"]["x-problem-codes"]) == {"request_conflict", "no_capacity"}
+    assert set(prepare["409"]["x-problem-codes"]) == {
+        "request_conflict",
+        "no_capacity",
+        "cluster_budget_exceeded",
+    }
     assert "Location" in prepare["202"]["headers"]
     assert schema["components"]["schemas"]["Code"]["enum"] == [c.value for c in Code]
 

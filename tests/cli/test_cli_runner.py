@@ -51,7 +51,7 @@ def as_json(result: Result) -> Any:
 
 async def test_prepare_list_inventory_status_release(live: LiveStack, env: dict[str, str]) -> None:
     inventory = live.stack.inventory
-    cluster = f"c{uuid.uuid4().hex[:8]}"
+    cluster = "lab"
     request_id = f"r{uuid.uuid4().hex[:8]}"
     spare_id = f"spare-{cluster}-{request_id}"
     args = ["--cluster", cluster, "--request-id", request_id, "--inventory", inventory]
@@ -66,9 +66,9 @@ async def test_prepare_list_inventory_status_release(live: LiveStack, env: dict[
         assert spare_id in shown.stdout, shown.stdout
         return shown
 
-    table = await assert_eventually(listed, timeout=30)
-    assert "1 spare(s)" in table.stdout
-    [row] = as_json(await virtflow(["list", "--cluster", cluster, "--json"], env))
+    await assert_eventually(listed, timeout=30)
+    listing = as_json(await virtflow(["list", "--cluster", cluster, "--json"], env))
+    [row] = [r for r in listing if r["spare_id"] == spare_id]
     host = row["host"]
     assert (row["spare_id"], row["phase"], row["pool"]) == (spare_id, "ready", "any")
 
@@ -94,6 +94,20 @@ async def test_prepare_list_inventory_status_release(live: LiveStack, env: dict[
     ("args", "message"),
     [
         (["inventory", "nowhere"], "error: inventory: unknown inventory 'nowhere'"),
+        (
+            [
+                "prepare",
+                "--cluster",
+                "nowhere",
+                "--request-id",
+                "r1",
+                "--cpu",
+                "1",
+                "--memory-mb",
+                "512",
+            ],
+            "error: cluster: unknown cluster 'nowhere' (registered: lab)",
+        ),
         (["list", "--cluster", "x' OR 'a'='a"], "error: cluster: String should match"),
         (
             ["status", "spare-lab-nobody-here"],

@@ -39,6 +39,8 @@ class Problem:
             requested (int | None | Unset): no_capacity: spares asked for
             placeable (int | None | Unset): no_capacity: how many of them could be placed now
             inventories (None | ProblemInventoriesType0 | Unset): inventory_unavailable: inventory -> why it is unreadable
+            budget (int | None | Unset): cluster_budget_exceeded: the cluster's max_spares
+            in_use (int | None | Unset): cluster_budget_exceeded: its spares not yet released
      """
 
     type_: str
@@ -51,6 +53,8 @@ class Problem:
     requested: int | None | Unset = UNSET
     placeable: int | None | Unset = UNSET
     inventories: None | ProblemInventoriesType0 | Unset = UNSET
+    budget: int | None | Unset = UNSET
+    in_use: int | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -109,6 +113,18 @@ class Problem:
         else:
             inventories = self.inventories
 
+        budget: int | None | Unset
+        if isinstance(self.budget, Unset):
+            budget = UNSET
+        else:
+            budget = self.budget
+
+        in_use: int | None | Unset
+        if isinstance(self.in_use, Unset):
+            in_use = UNSET
+        else:
+            in_use = self.in_use
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -129,6 +145,10 @@ class Problem:
             field_dict["placeable"] = placeable
         if inventories is not UNSET:
             field_dict["inventories"] = inventories
+        if budget is not UNSET:
+            field_dict["budget"] = budget
+        if in_use is not UNSET:
+            field_dict["in_use"] = in_use
 
         return field_dict
 
@@ -227,6 +247,26 @@ class Problem:
         inventories = _parse_inventories(d.pop("inventories", UNSET))
 
 
+        def _parse_budget(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        budget = _parse_budget(d.pop("budget", UNSET))
+
+
+        def _parse_in_use(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        in_use = _parse_in_use(d.pop("in_use", UNSET))
+
+
         problem = cls(
             type_=type_,
             title=title,
@@ -238,6 +278,8 @@ class Problem:
             requested=requested,
             placeable=placeable,
             inventories=inventories,
+            budget=budget,
+            in_use=in_use,
         )
 
 

@@ -1,0 +1,97 @@
+"""The cluster registry at the API's door: an unregistered cluster, or what a cluster may not
+use, is refused before any workflow exists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities.clusters import ClusterConfig
+from activities.notify import ReceiverConfig
+from runtime.settings import Settings
+from tests.api.api_helpers import asgi_client, spare_body
+from tests.known_secrets import WEBHOOK_SECRET
+
+
+def two_clusters(settings: Settings) -> Settings:
+    receiver = ReceiverConfig(url="http://127.0.0.1:9/b", secrets=[SecretStr(WEBHOOK_SECRET)])
+    return Settings.model_validate(
+        {
+            **settings.model_dump(exclude={"clusters"}, exclude_unset=True),
+            "receivers": {**settings.receivers, "ctrl-b": receiver},
+            "clusters": {
+                "prod-a": ClusterConfig(
+                    kubeconfig=Path("/nonexistent/a"), receivers=["upgradectrl"]
+                ),
+                "prod-b": ClusterConfig(
+                    kubeconfig=Path("/nonexistent/b"),
+                    receivers=["ctrl-b"],
+                    inventories=["default"],
+                    pools=["gpu"],
+                ),
+            },
+        }
+    )
+
+
+async def no_workflow(client: Client, workflow_id: str) -> None:
+    with pytest.raises(RPCError) as err:
+        await client.get_workflow_handle(workflow_id).describe()
+    assert err.value.status == RPCStatusCode.NOT_FOUND
+
+
+async def test_an_unregistered_cluster_is_422_naming_the_registered_ones(
+    api_settings: Settings, client: Client
+) -> None:
+    async with asgi_client(two_clusters(api_settings), client) as api:
+        body = spare_body(cluster="prod-c")
+        answer = await api.post("/v1/spares", json=body)
+        assert answer.status_code == 422, answer.text
+        problem = answer.json()
+        assert problem["code"] == "unknown_cluster"
+        assert problem["detail"] == (
+            "cluster: unknown cluster 'prod-c' (registered: prod-a, prod-b)"
+        )
+        assert problem["errors"][0]["field"] == "cluster"
+        await no_workflow(client, f"spare-prod-c-{body['request_id']}")
+
+
+async def test_a_site_without_clusters_has_its_one_cluster(
+    api_settings: Settings, client: Client
+) -> None:
+    async with asgi_client(api_settings, client) as api:
+        answer = await api.post("/v1/spares", json=spare_body(cluster="prod-b"))
+        assert answer.status_code == 422
+        assert answer.json()["detail"] == "cluster: unknown cluster 'prod-b' (registered: lab)"
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "reason"),
+    [
+        (
+            {"receivers": ["upgradectrl"]},
+            "receivers",
+            "receiver 'upgradectrl' is not one of cluster 'prod-b''s (its: ctrl-b)",
+        ),
+        (
+            {"pool": "batch"},
+            "pool",
+            "cluster 'prod-b' may not use pool 'batch' (allowed: gpu)",
+        ),
+    ],
+)
+async def test_what_a_cluster_may_not_use_is_422(
+    api_settings: Settings, client: Client, fields: dict[str, object], field: str, reason: str
+) -> None:
+    async with asgi_client(two_clusters(api_settings), client) as api:
+        body = spare_body(cluster="prod-b", **fields)
+        answer = await api.post("/v1/spares", json=body)
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["code"] == "not_allowed_for_cluster"
+        assert answer.json()["errors"][0]["field"] == field
+        assert answer.json()["errors"][0]["message"] == reason
+        await no_workflow(client, f"spare-prod-b-{body['request_id']}")
