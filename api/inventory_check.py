@@ -1,17 +1,20 @@
-"""Right reasons before anything starts: a pool or a node selector that no host of the live
-inventory has is the caller's mistake (422 naming the field), not a spare that "never fits".
+"""Right reasons before anything starts: a pool, a node selector or a host-name pattern (the
+qemu-scheduler's `node.qemu-scheduler/regex`) that no host of the live inventory has is the
+caller's mistake (422 naming the field), not a spare that "never fits".
 
 Only names and labels are checked here; whether there is room is the ledger's question.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 
 from activities.inventory import read_inventory
+from contracts.spare import NODE_REGEX_ANNOTATION
 from placement.models import ExistingVm, Host, Near
 from placement.table import HostTable
 from placement.topology import near_domain
@@ -58,6 +61,7 @@ def check_hosts_exist(
     pool: str | None,
     node_selector: Mapping[str, str],
     pool_field: str = "pool",
+    node_regex: str | None = None,
 ) -> None:
     """422 `unknown_pool` or `no_matching_host` when no host could ever be chosen."""
     if pool is not None:
@@ -88,6 +92,17 @@ def check_hosts_exist(
             f"no host {where} has all of the labels {wanted}",
             Code.NO_MATCHING_HOST,
         )
+    if node_regex is not None:
+        # Searched, unanchored, as placement (and the qemu-scheduler) match it.
+        pattern = re.compile(node_regex)
+        names = {h.name for h in hosts}
+        if not any(pattern.search(name) for name in names):
+            raise InvalidInput(
+                f"annotations.{NODE_REGEX_ANNOTATION}",
+                f"no host {where} has a name matching {node_regex!r} (hosts: {_listed(names)})",
+                Code.NO_MATCHING_HOST,
+                ("annotations", NODE_REGEX_ANNOTATION),
+            )
 
 
 def check_near_known(hosts: list[Host], vms: list[ExistingVm], inventory: str, near: Near) -> None:

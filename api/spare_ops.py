@@ -43,6 +43,7 @@ from contracts.common import CLUSTER
 from contracts.ledger import GroupMember, ReserveGroupInput
 from contracts.spare import (
     MEMO_REQUEST_HASH,
+    NODE_REGEX_ANNOTATION,
     PREPARE_SPARE,
     RELEASE_UPDATE,
     STATUS_QUERY,
@@ -248,7 +249,13 @@ async def check_request(
 
 
 def _check_inventory(request: SpareRequest, hosts: list[Host], vms: list[ExistingVm]) -> None:
-    check_hosts_exist(hosts, request.inventory, request.pool, request.node_selector)
+    check_hosts_exist(
+        hosts,
+        request.inventory,
+        request.pool,
+        request.node_selector,
+        node_regex=request.annotations.get(NODE_REGEX_ANNOTATION),
+    )
     if request.near is not None:
         check_near_known(hosts, vms, request.inventory, request.near)
 

@@ -213,6 +213,13 @@ async def test_a_label_kubernetes_would_refuse_is_422_naming_it(
             ["body", "node_selector"],
             "no host of inventory 'default' has all of the labels",
         ),
+        (
+            # The qemu-scheduler's host-name pattern, as an unmatched selector.
+            {"annotations": {"node.qemu-scheduler/regex": "^pve[0-9]"}},
+            "no_matching_host",
+            ["body", "annotations", "node.qemu-scheduler/regex"],
+            "no host of inventory 'default' has a name matching '^pve[0-9]'",
+        ),
     ],
 )
 async def test_a_pool_or_selector_no_host_has_is_422_before_anything_starts(
