@@ -11,7 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import activity
-from temporalio.client import Client, WithStartWorkflowOperation
+from temporalio.client import Client, WithStartWorkflowOperation, WorkflowExecutionStatus
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -29,6 +29,8 @@ from contracts.ledger import (
     ReserveGroupResult,
     ReserveInput,
     ReserveResult,
+    SpareRunsInput,
+    SpareRunsResult,
     ledger_workflow_id,
 )
 from contracts.warm import TRANSFER_UPDATE, TransferInput, TransferResult
@@ -149,3 +151,18 @@ class LedgerActivities:
             )
         )
         return result
+
+    @activity.defn
+    async def spare_runs(self, inp: SpareRunsInput) -> SpareRunsResult:
+        """Whether the spare's workflow still runs (the ledger asks before it moves room to
+        it: a spare terminated mid-claim was compensated already and would hold it for good)."""
+        try:
+            description = await self._client.get_workflow_handle(inp.spare_id).describe()
+        except RPCError as err:
+            if err.status != RPCStatusCode.NOT_FOUND:
+                raise
+            return SpareRunsResult(running=False, status="not found")
+        status = description.status
+        if status == WorkflowExecutionStatus.RUNNING:
+            return SpareRunsResult(running=True)
+        return SpareRunsResult(running=False, status=status.name.lower() if status else None)

@@ -1,4 +1,5 @@
-"""The orphan sweep's look at the world: spare VMs and Nodes whose spare workflow is gone.
+"""The orphan sweep's look at the world: spare VMs, Nodes and reservations whose spare
+workflow is gone.
 
 A spare's VM and Node are named after its PrepareSpare workflow id (`spare-...`), so "is
 anyone looking after this VM?" is one describe call (two for a warm spare that was handed
@@ -46,6 +47,19 @@ class FindOrphansResult(BaseModel):
     vms_seen: int
     nodes_seen: int
     orphans: list[OrphanSpare] = Field(default_factory=list)
+
+
+class StaleReservation(BaseModel):
+    """A reservation in an inventory's ledger whose spare's workflow does not run."""
+
+    spare_id: str
+    inventory: str
+    # How its workflow ended (`completed`, `terminated`, ..., `not found`).
+    status: str
+
+
+class FindStaleReservationsResult(BaseModel):
+    reservations: list[StaleReservation] = Field(default_factory=list)
 
 
 class FindTerminatedInput(BaseModel):
@@ -110,6 +124,36 @@ class ReconcileActivities:
             if result.handed_to is not None:
                 return await self._running(result.handed_to)
         return description.status == WorkflowExecutionStatus.RUNNING
+
+    @activity.defn
+    async def find_stale_reservations(self) -> FindStaleReservationsResult:
+        """Reservations of the configured inventories whose spare's workflow has closed (or
+        never started): room nobody will ever give back by itself."""
+        gate = asyncio.Semaphore(_DESCRIBE_CONCURRENCY)
+
+        async def ended(spare_id: str) -> str | None:
+            async with gate:
+                try:
+                    described = await self.client.get_workflow_handle(spare_id).describe()
+                except RPCError as err:
+                    if err.status == RPCStatusCode.NOT_FOUND:
+                        return "not found"
+                    raise
+            status = described.status
+            if status == WorkflowExecutionStatus.RUNNING:
+                return None
+            return status.name.lower() if status else "closed"
+
+        stale: list[StaleReservation] = []
+        for inventory in self.inventories:
+            held = await ledger_reservations(self.client, inventory)
+            verdicts = await asyncio.gather(*(ended(r.spare_id) for r in held))
+            stale += [
+                StaleReservation(spare_id=r.spare_id, inventory=inventory, status=verdict)
+                for r, verdict in zip(held, verdicts, strict=True)
+                if verdict is not None
+            ]
+        return FindStaleReservationsResult(reservations=stale)
 
     @activity.defn
     async def find_terminated(self, input: FindTerminatedInput) -> FindTerminatedResult:

@@ -15,11 +15,16 @@ from lightkube.resources.core_v1 import Node
 from lightkube.types import PatchType
 from pydantic import BaseModel
 from temporalio import activity
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowUpdateFailedError,
+)
 from temporalio.service import RPCError, RPCStatusCode
 
 from contracts.ledger import Reservation
-from contracts.spare import SpareStatus
+from contracts.spare import SpareResult, SpareStatus
 from contracts.warm import (
     CLAIM_UPDATE,
     HAND_OVER_UPDATE,
@@ -210,22 +215,43 @@ class WarmActivities:
     @activity.defn
     async def hand_over_spare(self, inp: HandOverRequest) -> HandOverResult:
         """The warm spare's `hand_over` Update: accepted, it ends handed over; refused, it was
-        not warm any more (released, unhealthy, handed to another)."""
+        not warm any more (released, unhealthy, handed to another). A retry after the spare
+        ended handed over to this same request gets the same answer: accepted."""
         handle = self._client.get_workflow_handle(inp.warm_spare_id)
         try:
-            status = await handle.execute_update(
-                HAND_OVER_UPDATE,
-                HandOverInput(spare_id=inp.spare_id),
-                id=f"hand-over-{inp.spare_id}",
-                result_type=SpareStatus,
+            status = await heartbeating(
+                handle.execute_update(
+                    HAND_OVER_UPDATE,
+                    HandOverInput(spare_id=inp.spare_id),
+                    id=f"hand-over-{inp.spare_id}",
+                    result_type=SpareStatus,
+                )
             )
         except WorkflowUpdateFailedError as err:
-            return HandOverResult(accepted=False, reason=str(err.cause or err))
+            return await self._handed_already(inp) or HandOverResult(
+                accepted=False, reason=str(err.cause or err)
+            )
         except RPCError as err:
             if err.status != RPCStatusCode.NOT_FOUND:
                 raise
-            return HandOverResult(accepted=False, reason=f"{inp.warm_spare_id} has ended")
+            return await self._handed_already(inp) or HandOverResult(
+                accepted=False, reason=f"{inp.warm_spare_id} has ended"
+            )
         return HandOverResult(accepted=True, vm=status.vm)
+
+    async def _handed_already(self, inp: HandOverRequest) -> HandOverResult | None:
+        """The warm spare's end, when it ended handed over to this request."""
+        handle = self._client.get_workflow_handle(inp.warm_spare_id, result_type=SpareResult)
+        try:
+            description = await handle.describe()
+            if description.status != WorkflowExecutionStatus.COMPLETED:
+                return None
+            ended = await handle.result()
+        except (RPCError, WorkflowFailureError):
+            return None
+        if ended.handed_to != inp.spare_id:
+            return None
+        return HandOverResult(accepted=True, vm=ended.vm)
 
     @activity.defn
     async def mark_warm_node(self, inp: WarmNodeInput) -> None:

@@ -33,6 +33,8 @@ __all__ = [
     "ReserveGroupResult",
     "ReserveInput",
     "ReserveResult",
+    "SpareRunsInput",
+    "SpareRunsResult",
     "Waiter",
     "WarmMark",
     "ledger_workflow_id",
@@ -162,3 +164,15 @@ class FreeInput(BaseModel):
 
 class FreeResult(BaseModel):
     freed: bool
+
+
+class SpareRunsInput(BaseModel):
+    """Whether this spare's workflow still runs: the ledger gives room to no spare that ended."""
+
+    spare_id: str
+
+
+class SpareRunsResult(BaseModel):
+    running: bool
+    # How it ended, when it did (`terminated`, `completed`, ..., `not found`).
+    status: str | None = None

@@ -54,3 +54,5 @@ class ReconcileResult(BaseModel):
     released: list[OrphanRelease] = Field(default_factory=list)
     # Spares whose terminated run this sweep started compensating.
     compensated: list[str] = Field(default_factory=list)
+    # Reservations freed because their workflow had ended (in both scans).
+    freed_reservations: list[str] = Field(default_factory=list)

@@ -76,6 +76,9 @@ class WarmSpare(BaseModel):
     spare_id: str
     phase: WarmPhase = "coming_up"
     generation: str
+    # The worker build it runs on (pinned there: the pool's build when it was started); None
+    # without worker versioning.
+    build_id: str | None = None
     started_at: datetime
     ready_since: datetime | None = None
     reservation: Reservation | None = None
@@ -141,6 +144,9 @@ class WarmPoolState(BaseModel):
     # A shortage told by `warm_pool.short` and not over yet; how many were told in this run.
     short_open: bool = False
     short_told: int = 0
+    # A versioned pool looks this often whether another build became current: a roll-back
+    # sends it no message, and it must not stay on a build that is being drained.
+    version_check_seconds: int = Field(default=300, ge=1, le=24 * 3600)
 
 
 class WarmPoolView(BaseModel):
@@ -205,6 +211,8 @@ class TransferInput(BaseModel):
 
 class TransferResult(BaseModel):
     reservation: Reservation | None = None
+    # The claiming spare had ended: nothing was moved, the room stays the warm spare's.
+    claimant_ended: bool = False
 
 
 class FitWarmInput(BaseModel):

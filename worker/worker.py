@@ -163,6 +163,7 @@ def build_activities(
         ledger.reserve_capacity,
         ledger.free_capacity,
         ledger.transfer_capacity,
+        ledger.spare_runs,
         warm.warm_candidates,
         warm.claim_warm_spare,
         warm.fit_warm_hosts,
@@ -187,6 +188,7 @@ def build_activities(
         hosts.host_address,
         reconcile.find_orphans,
         reconcile.find_terminated,
+        reconcile.find_stale_reservations,
     ]
 
 

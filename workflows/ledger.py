@@ -17,6 +17,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities import metrics
+    from activities.ledger import LedgerActivities
     from activities.placement import (
         PlacementActivities,
         PlaceVmResult,
@@ -40,6 +41,8 @@ with workflow.unsafe.imports_passed_through():
         ReserveGroupResult,
         ReserveInput,
         ReserveResult,
+        SpareRunsInput,
+        SpareRunsResult,
         Waiter,
         WarmMark,
     )
@@ -272,8 +275,17 @@ class InventoryLedger:
     @workflow.update(name=TRANSFER_UPDATE)
     async def transfer(self, inp: TransferInput) -> TransferResult:
         """A claimed warm spare's room becomes the claiming spare's: the same VM on the same
-        host, kept under the new spare's id, so nothing is freed or placed in between."""
+        host, kept under the new spare's id, so nothing is freed or placed in between. Never
+        to a claimant that has ended: its compensation (a terminated run is compensated once)
+        may have run already, and nothing would ever free the room again."""
         async with self._lock:
+            if inp.from_spare_id in self._state.reservations and not await self._runs(
+                inp.to_spare_id
+            ):
+                workflow.logger.warning(
+                    "%s's room stays its own: %s has ended", inp.from_spare_id, inp.to_spare_id
+                )
+                return TransferResult(claimant_ended=True)
             moved = self._state.reservations.pop(inp.from_spare_id, None)
             self._state.warm.pop(inp.from_spare_id, None)
             if moved is not None:
@@ -290,6 +302,17 @@ class InventoryLedger:
     @transfer.validator
     def validate_transfer(self, inp: TransferInput) -> None:
         self._check_inventory(inp.inventory)
+
+    async def _runs(self, spare_id: str) -> bool:
+        # Asked under the lock: a compensation's `free` of this spare waits for the answer and
+        # comes after the move, so the room cannot slip between the two.
+        answer: SpareRunsResult = await workflow.execute_activity_method(
+            LedgerActivities.spare_runs,
+            SpareRunsInput(spare_id=spare_id),
+            start_to_close_timeout=self._state.timeouts.call,
+            retry_policy=PLACEMENT_RETRY,
+        )
+        return answer.running
 
     def _enqueue(self, inp: ReserveInput) -> None:
         self._state.seq += 1

@@ -11,6 +11,10 @@ A spare whose run was terminated from outside (`temporal workflow terminate`, a 
 gets a CompensateSpare (id `compensate-<spare>-<run>`: once per run) in the first sweep after
 it, with no grace: termination is final. Its VM is left to that compensation, not released
 as an orphan as well.
+
+A reservation in a ledger whose workflow is not running in both scans is freed: room that a
+run which ended without giving it back (terminated after its compensation, or handed a warm
+spare's room as it ended) would otherwise hold for good.
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ with workflow.unsafe.imports_passed_through():
     from activities.reconcile import (
         FindOrphansInput,
         FindOrphansResult,
+        FindStaleReservationsResult,
         FindTerminatedInput,
         FindTerminatedResult,
         OrphanSpare,
         ReconcileActivities,
+        StaleReservation,
     )
     from contracts.reconcile import (
         RECONCILE_SPARES,
@@ -44,6 +50,7 @@ with workflow.unsafe.imports_passed_through():
 
 
 from .compensate_spare import CompensateSpare
+from .ledger_calls import free_reservation
 from .release_spare import ReleaseSpare
 
 SCAN_TIMEOUT = timedelta(minutes=2)
@@ -58,23 +65,59 @@ class ReconcileSpares:
         compensating = await self._compensate_terminated(inp)
         first = await self._scan()
         suspects = {o.name: o for o in first.orphans if o.name not in compensating}
+        # Freed by their compensation (a reservation first seen then is not stale yet).
+        stale = {
+            r.spare_id: r
+            for r in (await self._stale_reservations()).reservations
+            if r.spare_id not in compensating
+        }
         confirmed: list[OrphanSpare] = []
-        if suspects:
+        still_stale: list[StaleReservation] = []
+        if suspects or stale:
             workflow.set_current_details(
-                f"{len(suspects)} suspected orphans; looking again in {inp.grace_seconds} s"
+                f"{len(suspects)} suspected orphans, {len(stale)} reservations of ended "
+                f"spares; looking again in {inp.grace_seconds} s"
             )
             await workflow.sleep(timedelta(seconds=inp.grace_seconds))
-            second = await self._scan()
-            confirmed = [o for o in second.orphans if o.name in suspects]
+            if suspects:
+                second = await self._scan()
+                confirmed = [o for o in second.orphans if o.name in suspects]
+            if stale:
+                again = await self._stale_reservations()
+                still_stale = [r for r in again.reservations if r.spare_id in stale]
         released = await asyncio.gather(*(self._release(o, inp) for o in confirmed))
-        workflow.set_current_details(f"released {sum(r.released for r in released)} orphans")
+        # An orphan's release frees its reservation itself, after its VM is gone.
+        releasing = {o.name for o in confirmed}
+        freed = [await self._free(r) for r in still_stale if r.spare_id not in releasing]
+        workflow.set_current_details(
+            f"released {sum(r.released for r in released)} orphans; "
+            f"freed {len(freed)} reservations of ended spares"
+        )
         return ReconcileResult(
             vms_seen=first.vms_seen,
             nodes_seen=first.nodes_seen,
             suspects=sorted(suspects),
             released=list(released),
             compensated=compensating,
+            freed_reservations=freed,
         )
+
+    async def _stale_reservations(self) -> FindStaleReservationsResult:
+        return await workflow.execute_activity_method(
+            ReconcileActivities.find_stale_reservations,
+            start_to_close_timeout=SCAN_TIMEOUT,
+            retry_policy=SCAN_RETRY,
+        )
+
+    async def _free(self, stale: StaleReservation) -> str:
+        workflow.logger.warning(
+            "freeing %s's reservation in inventory %s: its workflow is %s",
+            stale.spare_id,
+            stale.inventory,
+            stale.status,
+        )
+        await free_reservation(stale.spare_id, stale.inventory)
+        return stale.spare_id
 
     async def _compensate_terminated(self, inp: ReconcileInput) -> list[str]:
         """Start a CompensateSpare for each terminated run not compensated yet."""

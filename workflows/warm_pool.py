@@ -6,6 +6,10 @@ as Updates and are answered one at a time under a lock: a warm spare is handed t
 only (its own `hand_over` Update is the atomic step), then its reservation moves to the
 request in the ledger. The pool refills behind every claim, retires spares that are too old
 or no longer match its definition, and drains to nothing at `size: 0`.
+
+A crash never makes a claim hand out a second spare: which spare goes to which request is in
+the pool's history before the hand-over is sent (a regular activity, retried to the same
+spare), and a spare handed to a request that ended before taking it is released.
 """
 
 from __future__ import annotations
@@ -16,8 +20,7 @@ from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
-from temporalio.exceptions import TimeoutError as TemporalTimeout
+from temporalio.exceptions import ActivityError, WorkflowAlreadyStartedError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -25,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.ledger import LedgerActivities
     from activities.notify import NotifyActivities, PlanNotificationsInput, PlanNotificationsResult
     from activities.warm_pools import WarmActivities
+    from contracts.release import RELEASE_SPARE, ReleaseInput, release_workflow_id
     from contracts.spare import (
         PREPARE_SPARE,
         REQUEST_RELEASE_SIGNAL,
@@ -89,6 +93,10 @@ class WarmPool:
                 await workflow.wait_condition(
                     lambda: self._changed or self._time_to_continue(), timeout=self._next_wakeup()
                 )
+            if self._time_to_continue():
+                # Onto the current build first: a spare started now would be pinned to this
+                # one, and keep it from draining for as long as the spare lives.
+                break
             self._changed = False
             async with self._lock:
                 await self._converge()
@@ -186,12 +194,19 @@ class WarmPool:
     # --- claiming ---------------------------------------------------------------------------
 
     async def _claim(self, inp: ClaimInput) -> ClaimResult:
+        # Only spares of the current definition: a claim may come before the converge that
+        # retires the others (a definition changed across a worker restart).
+        generation = self._state.spec.generation()
         warm = sorted(
-            (s for s in self._state.spares.values() if s.phase == "warm" and s.reservation),
+            (
+                s
+                for s in self._state.spares.values()
+                if s.phase == "warm" and s.reservation and s.generation == generation
+            ),
             key=lambda s: (s.ready_since or s.started_at, s.spare_id),
         )
         if not warm:
-            return ClaimResult(hit=False, reason="no warm spare is Ready")
+            return ClaimResult(hit=False, reason="no warm spare of its definition is Ready")
         # Local activities: a claim is answered in a few workflow tasks, not a server round
         # trip per step. Claims are serialised by the lock, so a replay meets each answer at
         # the same point.
@@ -215,20 +230,11 @@ class WarmPool:
             if not handed.accepted:
                 spare.phase = "leaving"  # it was leaving anyway (released, unhealthy)
                 continue
-            moved: TransferResult = await workflow.execute_activity_method(
-                LedgerActivities.transfer_capacity,
-                TransferInput(
-                    inventory=self._state.spec.inventory,
-                    task_queue=workflow.info().task_queue,
-                    from_spare_id=spare_id,
-                    to_spare_id=inp.spare_id,
-                    anti_affinity_group=inp.request.anti_affinity_group,
-                    timeouts=self._state.spec.timeouts,
-                ),
-                start_to_close_timeout=self._state.spec.timeouts.ledger,
-                heartbeat_timeout=self._state.spec.timeouts.heartbeat,
-                retry_policy=KEEP_TRYING,
-            )
+            moved = await self._transfer(spare, inp)
+            if moved.claimant_ended:
+                # Handed over, never taken: nobody looks after its VM and Node now.
+                await self._release_untaken(spare, handed, inp.spare_id)
+                return ClaimResult(hit=False, reason=f"{inp.spare_id} has ended")
             self._state.claimed_total += 1
             assert spare.ready_since is not None
             return ClaimResult(
@@ -243,19 +249,67 @@ class WarmPool:
             )
         return ClaimResult(hit=False, reason=fit.reason or "no warm spare fits the request")
 
+    async def _transfer(self, spare: WarmSpare, inp: ClaimInput) -> TransferResult:
+        moved: TransferResult = await workflow.execute_activity_method(
+            LedgerActivities.transfer_capacity,
+            TransferInput(
+                inventory=self._state.spec.inventory,
+                task_queue=workflow.info().task_queue,
+                from_spare_id=spare.spare_id,
+                to_spare_id=inp.spare_id,
+                anti_affinity_group=inp.request.anti_affinity_group,
+                timeouts=self._state.spec.timeouts,
+            ),
+            start_to_close_timeout=self._state.spec.timeouts.ledger,
+            heartbeat_timeout=self._state.spec.timeouts.heartbeat,
+            retry_policy=KEEP_TRYING,
+        )
+        return moved
+
     async def _hand_over(self, spare_id: str, to: str) -> HandOverResult:
+        # A regular activity, not a local one: the workflow task that chose this spare for
+        # this request is recorded before the hand-over is sent. After a crash the claim
+        # replays to the same spare and the retried hand-over gets the same answer; a local
+        # activity's hand-over could happen without the choice being recorded, and the
+        # retried claim would hand the request a second spare.
         try:
-            result: HandOverResult = await workflow.execute_local_activity_method(
+            result: HandOverResult = await workflow.execute_activity_method(
                 WarmActivities.hand_over_spare,
                 HandOverRequest(warm_spare_id=spare_id, spare_id=to),
                 start_to_close_timeout=self._state.spec.timeouts.call,
+                heartbeat_timeout=self._state.spec.timeouts.heartbeat,
                 retry_policy=CALL_RETRY,
             )
-        except (ActivityError, ApplicationError, TemporalTimeout) as err:
+        except ActivityError as err:
             # Not known to be handed over: the spare is treated as leaving (the orphan sweep
             # follows a hand-over that did happen to its claimant).
-            return HandOverResult(accepted=False, reason=str(err))
+            return HandOverResult(accepted=False, reason=str(err.cause or err))
         return result
+
+    async def _release_untaken(self, spare: WarmSpare, handed: HandOverResult, to: str) -> None:
+        """Release a spare handed over to a request that ended before it took the spare: its
+        reservation stayed with it (the ledger moves none to an ended spare)."""
+        vm = handed.vm or spare.vm
+        reason = f"handed over to {to}, which ended before taking it"
+        workflow.logger.warning("warm spare %s: %s; releasing it", spare.spare_id, reason)
+        # Already started: the orphan sweep got there first.
+        with contextlib.suppress(WorkflowAlreadyStartedError):
+            await workflow.start_child_workflow(
+                RELEASE_SPARE,
+                ReleaseInput(
+                    spare_id=spare.spare_id,
+                    vm_name=vm.name if vm else spare.spare_id,
+                    host=vm.host if vm else None,
+                    vmid=vm.vmid if vm else None,
+                    inventory=self._state.spec.inventory,
+                    reason=reason,
+                    timeouts=self._state.spec.timeouts,
+                ),
+                id=release_workflow_id(spare.spare_id),
+                # It finishes even if the pool continues as new meanwhile.
+                parent_close_policy=ParentClosePolicy.ABANDON,
+                static_summary=f"Release {spare.spare_id}: {reason}"[:200],
+            )
 
     # --- keeping the pool full ----------------------------------------------------------------
 
@@ -263,7 +317,12 @@ class WarmPool:
         """Retire what is too old, of another definition or beyond the size; start what is
         missing."""
         spec, now = self._state.spec, workflow.now()
-        generation = spec.generation()
+        generation, build = spec.generation(), _build_id()
+        for spare in list(self._state.spares.values()):
+            if spare.phase in ("coming_up", "warm") and spare.build_id != build:
+                # Pinned to the build this pool left: replaced, so that build can drain (one
+                # coming up is released as soon as it is Ready).
+                await self._retire(spare, f"runs on build {spare.build_id}, the pool on {build}")
         live = [s for s in self._state.spares.values() if s.phase in ("coming_up", "warm")]
         surplus = max(0, len(live) - spec.size)
         # Oldest first: a pool that shrinks keeps its freshest spares.
@@ -323,7 +382,10 @@ class WarmPool:
             **spec.shape(),
         )
         self._state.spares[request.spare_id] = WarmSpare(
-            spare_id=request.spare_id, generation=generation, started_at=workflow.now()
+            spare_id=request.spare_id,
+            generation=generation,
+            build_id=_build_id(),  # a child of a pinned workflow starts on its build
+            started_at=workflow.now(),
         )
         # Abandoned, not terminated, when this run continues as new: it reports by signal.
         await workflow.start_child_workflow(
@@ -379,6 +441,8 @@ class WarmPool:
         ]
         if self._state.retry_at is not None and self._state.retry_at > now:
             moments.append(self._state.retry_at)
+        if _build_id() is not None:
+            moments.append(now + timedelta(seconds=self._state.version_check_seconds))
         if not moments:
             return None
         return max(timedelta(seconds=1), min(moments) - now)
@@ -402,3 +466,9 @@ class WarmPool:
         if view.short_reason:
             lines.append(f"**Short** {view.short_reason}")
         workflow.set_current_details("  \n".join(lines))
+
+
+def _build_id() -> str | None:
+    """The build this run is pinned to; None on an unversioned worker."""
+    version = workflow.info().get_current_deployment_version()
+    return version.build_id if version is not None else None

@@ -46,9 +46,11 @@ class Chaos:
         self.env["VIRTFLOW_PROVISIONER"] = "http"
         self.env["VIRTFLOW_HYPERVISOR_API_URL"] = self.stack.lab.hypervisor_url
 
-    async def start_worker(self) -> WorkerProcess:
+    async def start_worker(self, module: str | None = None) -> WorkerProcess:
+        """`virtflow worker`, or a test's own entry point `python -m <module> worker`."""
         log = self.tmp_path / f"worker-{len(self.workers) + 1}.log"
-        process = WorkerProcess(self.stack.client, self.stack.task_queue, self.env, log)
+        env = dict(self.env)  # this worker's: later changes are for the next one
+        process = WorkerProcess(self.stack.client, self.stack.task_queue, env, log, module)
         self.workers.append(process)
         return await process.start()
 

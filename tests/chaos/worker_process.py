@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -51,11 +52,20 @@ def worker_env(settings: Settings, temporal_address: str, task_queue: str) -> di
 class WorkerProcess:
     """One `virtflow worker` process; a kill takes its playbook runs down with it."""
 
-    def __init__(self, client: Client, task_queue: str, env: dict[str, str], log: Path) -> None:
+    def __init__(
+        self,
+        client: Client,
+        task_queue: str,
+        env: dict[str, str],
+        log: Path,
+        module: str | None = None,
+    ) -> None:
         self.client = client
         self.task_queue = task_queue
         self.env = env
         self.log = log
+        # A test's own entry point (`python -m <module> worker`) instead of `virtflow`.
+        self.module = module
         self._proc: asyncio.subprocess.Process | None = None
 
     @property
@@ -65,9 +75,10 @@ class WorkerProcess:
 
     async def start(self) -> WorkerProcess:
         """Start, and return once the worker polls both its workflow and activity queues."""
+        command = [sys.executable, "-m", self.module] if self.module else [str(VIRTFLOW)]
         with self.log.open("ab") as out:
             self._proc = await asyncio.create_subprocess_exec(
-                str(VIRTFLOW),
+                *command,
                 "worker",
                 env=self.env,
                 stdin=asyncio.subprocess.DEVNULL,

@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
+from temporalio import activity
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
@@ -24,15 +25,28 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
+from activities.kube_health import NodeHealthResult, WatchNodeHealthInput
+from activities.kubernetes import KubernetesActivities
+from activities.warm_pools import WarmActivities
 from contracts.ledger import FREE_UPDATE, FreeInput, FreeResult, LedgerState, ledger_workflow_id
 from contracts.release import RELEASE_SPARE
 from contracts.spare import Phase, ReleaseRequest, SpareRequest, SpareResult
+from contracts.warm import (
+    CONFIGURE_SIGNAL,
+    POOL_QUERY,
+    WARM_POOL,
+    WarmNodeInput,
+    WarmPoolSpec,
+    WarmPoolState,
+    WarmPoolView,
+    warm_pool_workflow_id,
+)
 from runtime.settings import Settings
 from runtime.temporal_binaries import temporal_cli
 from tests.helpers import assert_eventually
 from tests.ops.incompatible_build import ChangedPrepareSpare
 from tests.stack import wait_phase
-from tests.workflows.standins import StandIns
+from tests.workflows.standins import StandIns, real_name
 from worker.replay import replay_namespace
 from worker.versioning import deployment_config
 from worker.worker import WORKFLOWS, workflow_runner
@@ -48,6 +62,7 @@ async def build(
     build_id: str,
     standins: StandIns,
     workflows: Sequence[type] = WORKFLOWS,
+    extra: Sequence[Callable[..., Any]] = (),
 ) -> AsyncIterator[Worker]:
     settings = Settings(
         worker_versioning=True, worker_deployment_name=deployment, worker_build_id=build_id
@@ -56,7 +71,7 @@ async def build(
         client,
         task_queue=task_queue,
         workflows=list(workflows),
-        activities=list(standins.activities()),
+        activities=[*standins.activities(), *extra],
         workflow_runner=workflow_runner(),
         deployment_config=deployment_config(settings),
     )
@@ -206,3 +221,71 @@ async def test_the_ledger_moves_to_the_new_build_at_its_next_continue_as_new(
 
 async def pinned_to(handle: WorkflowHandle[Any, Any], build_id: str) -> None:
     assert await build_of(handle) == build_id
+
+
+@activity.defn(name=real_name(WarmActivities.mark_warm_node))
+async def mark_warm_node(inp: WarmNodeInput) -> None:
+    return None
+
+
+@activity.defn(name=real_name(KubernetesActivities.watch_node_health))
+async def watch_node_health(inp: WatchNodeHealthInput) -> NodeHealthResult:
+    while True:  # a held spare's watch runs until its hold ends (the cancel comes with a beat)
+        activity.heartbeat()
+        await asyncio.sleep(0.2)
+
+
+WARM_STANDINS = (mark_warm_node, watch_node_health)
+
+
+async def pool_on(client: Client, pool_id: str, build_id: str, size: int) -> None:
+    """The pool runs on `build_id` and so do all its spares, `size` of them warm."""
+    latest = client.get_workflow_handle(pool_id)
+    await pinned_to(latest, build_id)
+    view = await latest.query(POOL_QUERY, result_type=WarmPoolView)
+    live = [s for s in view.spares if s.phase in ("coming_up", "warm")]
+    assert view.ready == size and len(live) == size, view
+    for spare in live:
+        assert await build_of(client.get_workflow_handle(spare.spare_id)) == build_id, spare
+
+
+async def test_a_warm_pool_refills_on_the_new_build_and_follows_a_roll_back(
+    client: Client, task_queue: str
+) -> None:
+    deployment = f"virtflow-{uuid.uuid4().hex[:8]}"
+    spec = WarmPoolSpec(
+        name=f"p{uuid.uuid4().hex[:8]}", cluster="lab", size=1, cpu=1, memory_mb=512
+    )
+    pool_id = warm_pool_workflow_id(spec.name)
+    async with build(client, task_queue, deployment, "A", StandIns(), extra=WARM_STANDINS):
+        await make_current(client, task_queue, deployment, "A")
+        pool = await client.start_workflow(
+            WARM_POOL,
+            WarmPoolState(spec=spec, version_check_seconds=1),
+            id=pool_id,
+            task_queue=task_queue,
+        )
+        await assert_eventually(lambda: pool_on(client, pool_id, "A", 1), timeout=30)
+        async with build(client, task_queue, deployment, "B", StandIns(), extra=WARM_STANDINS):
+            # A promote, then the pool refills (here: grows, the same converge as after a
+            # claim): every spare it keeps is on B, none left on A.
+            await make_current(client, task_queue, deployment, "B")
+            await pool.signal(CONFIGURE_SIGNAL, spec.model_copy(update={"size": 2}))
+            await assert_eventually(lambda: pool_on(client, pool_id, "B", 2), timeout=30)
+            # A roll-back sends the pool no message: it finds its way back to A by itself.
+            await make_current(client, task_queue, deployment, "A")
+            await assert_eventually(lambda: pool_on(client, pool_id, "A", 2), timeout=30)
+            # Nothing of the pool's stays open on B: its spares there were released.
+            await assert_eventually(lambda: none_open_on(client, task_queue, "B"), timeout=30)
+            async for run in client.list_workflows(running(task_queue)):
+                await client.get_workflow_handle(run.id, run_id=run.run_id).terminate()
+
+
+def running(task_queue: str) -> str:
+    return f"TaskQueue = '{task_queue}' AND ExecutionStatus = 'Running'"
+
+
+async def none_open_on(client: Client, task_queue: str, build_id: str) -> None:
+    async for run in client.list_workflows(running(task_queue)):
+        handle = client.get_workflow_handle(run.id, run_id=run.run_id)
+        assert await build_of(handle) != build_id, f"{run.id} is still open on {build_id}"

@@ -13,6 +13,8 @@ from temporalio.client import (
 )
 from temporalio.common import WorkflowIDConflictPolicy
 
+from activities.ledger import reserve_group
+from contracts.ledger import GroupMember, ReserveGroupInput
 from contracts.reconcile import (
     RECONCILE_SCHEDULE_ID,
     RECONCILE_SPARES,
@@ -21,7 +23,10 @@ from contracts.reconcile import (
     TerminatedSpare,
     compensation_id,
 )
+from contracts.schedule_host import SCHEDULE_HOST, ScheduleHostInput, schedule_workflow_id
 from contracts.spare import SPARE_LABEL, Phase
+from placement.models import VmRequest
+from tests.helpers import assert_eventually
 from tests.stack import Provisioner, Stack, ledger_reservations, wait_phase
 from worker.schedules import apply_reconcile_schedule
 from workflows.prepare_spare import PrepareSpare
@@ -83,6 +88,48 @@ async def test_with_nothing_orphaned_the_sweep_releases_nothing(stack: Stack) ->
         task_queue=stack.task_queue,
     )
     assert result.suspects == [] and result.released == []
+    assert result.freed_reservations == []
+
+
+async def test_a_reservation_whose_workflow_has_ended_is_freed_and_a_running_ones_kept(
+    stack: Stack,
+) -> None:
+    req = stack.request()
+    running = await stack.start(req)
+    await wait_phase(running, Phase.READY)
+    # A host task terminated from outside never frees its host (no compensation looks at
+    # it), and a member of a `count` request whose workflow never started holds room too.
+    task = await stack.client.start_workflow(
+        SCHEDULE_HOST,
+        ScheduleHostInput(cpu=1, memory_mb=512, inventory=stack.inventory),
+        id=schedule_workflow_id(uuid.uuid4().hex[:8]),
+        task_queue=stack.task_queue,
+    )
+
+    async def task_reserved() -> None:
+        assert task.id in [r.spare_id for r in await ledger_reservations(stack)]
+
+    await assert_eventually(task_reserved)
+    await task.terminate("gone without freeing")
+    member = f"spare-lab-never-{uuid.uuid4().hex[:6]}"
+    await reserve_group(
+        stack.client,
+        ReserveGroupInput(
+            task_queue=stack.task_queue,
+            inventory=stack.inventory,
+            members=[
+                GroupMember(spare_id=member, request=VmRequest(name=member, cpu=1, memory_mb=512))
+            ],
+        ),
+    )
+
+    result = await sweep(stack)
+
+    assert sorted(result.freed_reservations) == sorted([task.id, member])
+    held = [r.spare_id for r in await ledger_reservations(stack)]
+    assert held == [req.spare_id]
+    assert (await running.query(PrepareSpare.status)).phase == Phase.READY
+    await running.terminate("test over")
 
 
 async def test_the_schedule_is_created_then_updated_in_place(stack: Stack) -> None:
