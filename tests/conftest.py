@@ -73,6 +73,12 @@ async def temporal_env(temporal_ui_port: int) -> AsyncIterator[WorkflowEnvironme
         dev_server_extra_args=[
             "--dynamic-config-value",
             "limit.historyCount.suggestContinueAsNew=200",
+            # A retired build reads "drained" seconds after its last pinned workflow closed
+            # (3 minutes each by default), so the deploy tests can wait for it.
+            "--dynamic-config-value",
+            'matching.wv.VersionDrainageStatusVisibilityGracePeriod="1s"',
+            "--dynamic-config-value",
+            'matching.wv.VersionDrainageStatusRefreshInterval="1s"',
             *DEV_SERVER_DYNAMIC_CONFIG,
         ],
     )

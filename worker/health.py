@@ -2,15 +2,16 @@
 
 The worker serves no HTTP of its own otherwise (the SDK core serves `/metrics`), so a small
 aiohttp server answers: `/healthz` while the process's event loop runs, `/readyz` while the
-worker polls and Temporal answers a health check; from SIGTERM on, `/readyz` is 503 while
-running activities finish.
+worker polls, Temporal answers a health check and (with Worker Versioning) some build of the
+worker's deployment is current, so new workflows reach a worker; from SIGTERM on, `/readyz` is
+503 while running activities finish.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from enum import StrEnum
 
 from aiohttp import web
@@ -26,9 +27,18 @@ class WorkerState(StrEnum):
     STOPPING = "stopping"
 
 
+# Why new workflows would reach no worker (worker/versioning.py), or None.
+RoutingCheck = Callable[[], Awaitable[str | None]]
+
+
+async def _always_routed() -> None:
+    return None
+
+
 class WorkerHealth:
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, routing: RoutingCheck = _always_routed) -> None:
         self.client = client
+        self.routing = routing
         self.state = WorkerState.STARTING
 
     async def healthz(self, request: web.Request) -> web.Response:
@@ -40,11 +50,14 @@ class WorkerHealth:
         try:
             async with asyncio.timeout(CHECK_TIMEOUT_SECONDS):
                 healthy = await self.client.service_client.check_health()
+                problem = await self.routing() if healthy else None
         except Exception as err:  # any failure to answer is "not ready", with the reason
             detail = f"Temporal: {type(err).__name__}: {err}"
             return web.json_response({"status": "unavailable", "detail": detail}, status=503)
         if not healthy:
             return web.json_response({"status": "unavailable", "detail": "Temporal"}, status=503)
+        if problem is not None:
+            return web.json_response({"status": "unavailable", "detail": problem}, status=503)
         return web.json_response({"status": "ready"})
 
     def app(self) -> web.Application:

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from temporalio.api.workflowservice.v1 import DescribeWorkerDeploymentRequest
+from temporalio.client import Client
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import WorkerDeploymentConfig
 
 from runtime.settings import Settings
@@ -50,4 +53,33 @@ def deployment_config(settings: Settings) -> WorkerDeploymentConfig | None:
         version=deployment_version(settings),
         use_worker_versioning=True,
         default_versioning_behavior=VersioningBehavior.PINNED,
+    )
+
+
+async def routing_problem(client: Client, settings: Settings) -> str | None:
+    """Why no new workflow reaches any build of this worker's deployment, or None.
+
+    A versioned worker polls only for its version's tasks, and until some version is made
+    current the server queues new workflows as unversioned tasks, which no worker takes: a
+    site's first deploy polls, yet no spare moves. `/readyz` says so, with the command to run.
+    """
+    if not settings.worker_versioning:
+        return None
+    name = settings.worker_deployment_name
+    try:
+        answer = await client.workflow_service.describe_worker_deployment(
+            DescribeWorkerDeploymentRequest(namespace=client.namespace, deployment_name=name)
+        )
+        current = answer.worker_deployment_info.routing_config.current_deployment_version
+    except RPCError as err:
+        # Not yet created: the server creates it when the first version's pollers arrive.
+        if err.status != RPCStatusCode.NOT_FOUND:
+            raise
+        current = None
+    if current is not None and current.build_id:
+        return None
+    return (
+        f"worker deployment {name} has no current version: new workflows wait for an "
+        f"unversioned worker; make a build current with `temporal worker deployment "
+        f"set-current-version --deployment-name {name} --build-id {build_id(settings)} --yes`"
     )

@@ -55,7 +55,7 @@ from .health import WorkerHealth, WorkerState, serving_health
 from .input_arity import InputArityCheck
 from .schedules import apply_reconcile_schedule, apply_warm_pools
 from .spare_census import census_loop
-from .versioning import deployment_config
+from .versioning import deployment_config, routing_problem
 
 WORKFLOWS = [
     PrepareSpare,
@@ -277,7 +277,7 @@ async def running_worker(
 async def run_worker(settings: Settings, client: Client, stop: asyncio.Event) -> None:
     """Run until `stop` is set, then stop polling, let running activities finish (within
     `graceful_shutdown_seconds`) and return; `/readyz` says so meanwhile."""
-    health = WorkerHealth(client)
+    health = WorkerHealth(client, lambda: routing_problem(client, settings))
     async with serving_health(health, settings.metrics_host, settings.health_port):
         await apply_reconcile_schedule(client, settings)
         await apply_warm_pools(client, settings)
