@@ -18,7 +18,7 @@ from runtime.telemetry import instrument_api
 from webhooks.bounded import BodyDeadline
 
 from .admission import Admission
-from .auth import ANY_ROLE, app_settings
+from .auth import ANY_ROLE, CurrentCaller, app_settings
 from .compat import router as compat_router
 from .errors import Code, TemporalUnavailable
 from .explain import ExplainBody, ExplainResult, explain
@@ -104,6 +104,7 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
         responses=responses(
             Code.INVALID_REQUEST,
             Code.UNKNOWN_INVENTORY,
+            Code.NOT_ALLOWED_FOR_CLUSTER,
             Code.UNAUTHENTICATED,
             Code.FORBIDDEN,
             Code.INVENTORY_UNAVAILABLE,
@@ -112,10 +113,13 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
         dependencies=[Depends(ANY_ROLE)],
     )
     async def placement_explain(
-        body: ExplainBody, request: Request, app_config: Annotated[Settings, Depends(app_settings)]
+        body: ExplainBody,
+        request: Request,
+        app_config: Annotated[Settings, Depends(app_settings)],
+        caller: CurrentCaller,
     ) -> ExplainResult:
         # The client connects only when a configured inventory's ledger is asked.
-        return await explain(app_config, body, request.app.state.clients)
+        return await explain(app_config, body, request.app.state.clients, caller.clusters)
 
     app.include_router(legacy_aliases([spare_router, list_router, app.router]))
     install_openapi(app)

@@ -36,8 +36,9 @@ from contracts.schedule_host import (
 )
 from placement.models import MAX_VM_CPU, MAX_VM_MEMORY_MB
 
-from .auth import ANY_ROLE, UPGRADE_CONTROLLER
+from .auth import ANY_ROLE, UPGRADE_CONTROLLER, CurrentCaller
 from .errors import ApiError, Code, InvalidInput, SpareNotFound
+from .explain import check_inventory_scope
 from .inventory_check import check_hosts_exist, inventory_hosts
 from .problems import responses
 from .spare import AppSettings, TemporalClient
@@ -82,13 +83,20 @@ class TaskReleased(BaseModel):
     "/schedule",
     operation_id="scheduleHost",
     response_model=ScheduleAccepted,
-    responses=responses(*_ALWAYS, Code.UNKNOWN_INVENTORY, Code.UNKNOWN_POOL, Code.BODY_TOO_LARGE),
+    responses=responses(
+        *_ALWAYS,
+        Code.UNKNOWN_INVENTORY,
+        Code.NOT_ALLOWED_FOR_CLUSTER,
+        Code.UNKNOWN_POOL,
+        Code.BODY_TOO_LARGE,
+    ),
     summary="Reserve a host (original scheduler API); poll /result/{task_id}",
     dependencies=[Depends(UPGRADE_CONTROLLER)],
 )
 async def schedule(
-    body: ScheduleBody, settings: AppSettings, client: TemporalClient
+    body: ScheduleBody, settings: AppSettings, client: TemporalClient, caller: CurrentCaller
 ) -> ScheduleAccepted:
+    check_inventory_scope(settings, caller.clusters, body.inventory)
     if body.inventory not in settings.inventories:
         known = ", ".join(sorted(settings.inventories)) or "none"
         raise InvalidInput(

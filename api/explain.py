@@ -96,7 +96,28 @@ def configured_policy(settings: Settings) -> Policy | None:
         raise InvalidInput("policy", str(err)) from err
 
 
-async def explain(settings: Settings, body: ExplainBody, clients: ClientProvider) -> ExplainResult:
+def check_inventory_scope(settings: Settings, scope: frozenset[str] | None, name: str) -> None:
+    """A caller scoped to clusters reads only the inventories those clusters may use."""
+    if scope is None:
+        return
+    registry = settings.cluster_registry
+    allowed = [registry.get(c).inventories for c in scope if c in registry]
+    if not any(inventories is None or name in inventories for inventories in allowed):
+        raise InvalidInput(
+            "inventory",
+            f"inventory '{name}' is not one that cluster(s) {', '.join(sorted(scope))} may use",
+            Code.NOT_ALLOWED_FOR_CLUSTER,
+        )
+
+
+async def explain(
+    settings: Settings,
+    body: ExplainBody,
+    clients: ClientProvider,
+    scope: frozenset[str] | None = None,
+) -> ExplainResult:
+    if body.hosts is None:
+        check_inventory_scope(settings, scope, body.inventory or "default")
     inp = await build_input(settings, body, clients)
     # The engine is pure CPU work; keep the event loop free for big inventories.
     decision = await asyncio.to_thread(place, inp)

@@ -12,7 +12,7 @@ from temporalio.client import Client
 from contracts.spare import ReleaseRequest, SpareStatus
 from runtime.settings import Settings
 
-from .auth import ANY_ROLE, OPERATOR, UPGRADE_CONTROLLER, app_settings
+from .auth import ANY_ROLE, OPERATOR, UPGRADE_CONTROLLER, CurrentCaller, app_settings
 from .errors import Code
 from .problems import responses
 from .spare_ops import (
@@ -111,7 +111,9 @@ async def prepare(
     client: TemporalClient,
     response: Response,
     http: Request,
+    caller: CurrentCaller,
 ) -> PrepareAccepted:
+    caller.require_cluster(request.cluster)
     accepted = await start_spares(client, settings, request, http.app.state.admission)
     response.headers["Location"] = spare_location(accepted.spare_id)
     return accepted
@@ -129,8 +131,9 @@ async def get_spare(
     spare_id: str,
     settings: AppSettings,
     client: TemporalClient,
+    caller: CurrentCaller,
 ) -> SpareView:
-    return await spare_status(client, settings, spare_id)
+    return await spare_status(client, settings, spare_id, caller.clusters)
 
 
 @router.post(
@@ -162,9 +165,10 @@ async def release(
     spare_id: str,
     client: TemporalClient,
     response: Response,
+    caller: CurrentCaller,
     body: Annotated[ReleaseRequest | None, Body()] = None,
 ) -> SpareStatus:
-    released = await release_spare(client, spare_id, body or ReleaseRequest())
+    released = await release_spare(client, spare_id, body or ReleaseRequest(), caller.clusters)
     response.headers["Location"] = spare_location(spare_id)
     return released
 
@@ -189,7 +193,8 @@ async def cancel(
     settings: AppSettings,
     client: TemporalClient,
     response: Response,
+    caller: CurrentCaller,
 ) -> CancelAccepted:
-    await cancel_spare(client, spare_id)
+    await cancel_spare(client, spare_id, caller.clusters)
     response.headers["Location"] = spare_location(spare_id)
     return CancelAccepted(spare_id=spare_id, ui_url=settings.workflow_ui_url(spare_id))

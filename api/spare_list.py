@@ -21,7 +21,7 @@ from contracts.common import CLUSTER, HOST, PHASE, POOL
 from contracts.spare import PREPARE_SPARE, Phase
 from runtime.settings import Settings
 
-from .auth import OPERATOR
+from .auth import OPERATOR, CurrentCaller
 from .errors import Code, InvalidInput
 from .problems import responses
 from .spare import AppSettings, TemporalClient
@@ -39,9 +39,12 @@ class SpareFilter(BaseModel):
     host: str | None = Field(default=None, pattern=NAME_PATTERN)
     phase: Phase | None = None
 
-    def query(self) -> str:
-        """The visibility query; values are safe to quote after the pattern check."""
+    def query(self, scope: frozenset[str] | None = None) -> str:
+        """The visibility query; values are safe to quote after the pattern check (and
+        `scope`'s are registered cluster names, DNS labels)."""
         clauses = [f"WorkflowType = '{PREPARE_SPARE}'"]
+        if scope is not None:
+            clauses.append(f"{CLUSTER.name} IN ({', '.join(repr(c) for c in sorted(scope))})")
         for key, value in (
             (CLUSTER, self.cluster),
             (POOL, self.pool),
@@ -109,10 +112,15 @@ async def list_spares(
     spare_filter: SpareFilter,
     page_size: int = 100,
     page_token: str | None = None,
+    scope: frozenset[str] | None = None,
 ) -> SparePage:
-    """One page of spares, newest first (the visibility store's order)."""
+    """One page of spares, newest first (the visibility store's order); with `scope`, only
+    the spares of those clusters."""
+    if scope is not None and spare_filter.cluster is not None and spare_filter.cluster not in scope:
+        _decode_token(page_token)
+        return SparePage(spares=[])
     iterator = client.list_workflows(
-        spare_filter.query(),
+        spare_filter.query(scope),
         page_size=page_size,
         next_page_token=_decode_token(page_token),
     )
@@ -153,7 +161,8 @@ async def get_spares(
     filters: Annotated[SpareFilter, Query()],
     settings: AppSettings,
     client: TemporalClient,
+    caller: CurrentCaller,
     page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 100,
     page_token: Annotated[str | None, Query(max_length=4096)] = None,
 ) -> SparePage:
-    return await list_spares(client, settings, filters, page_size, page_token)
+    return await list_spares(client, settings, filters, page_size, page_token, caller.clusters)

@@ -87,6 +87,10 @@ WARM_ANSWER_WAIT_SECONDS = 5.0
 WARM_ANSWER_POLL_SECONDS = 0.02
 
 
+# The clusters a caller acts for (api/auth.py Caller.clusters); None: every cluster.
+Scope = frozenset[str] | None
+
+
 class PrepareAccepted(BaseModel):
     spare_id: str = Field(description="The (first) spare")
     workflow_id: str
@@ -453,12 +457,15 @@ async def _describe_owner(
 
 
 async def _describe_spare(
-    client: Client, spare_id: str
+    client: Client, spare_id: str, scope: Scope = None
 ) -> tuple[WorkflowHandle[object, object], WorkflowExecutionStatus, str]:
-    """The spare's run, its status, and the task queue whose worker answers for it."""
+    """The spare's run, its status, and the task queue whose worker answers for it. A spare
+    of a cluster outside `scope` is not found: whether it exists is not revealed."""
     with temporal_errors(spare_id):
         handle, description = await _describe_owner(client, spare_id)
     if description.workflow_type != PREPARE_SPARE:
+        raise SpareNotFound(spare_id)
+    if scope is not None and description.typed_search_attributes.get(CLUSTER) not in scope:
         raise SpareNotFound(spare_id)
     status = description.status or WorkflowExecutionStatus.RUNNING
     return handle, status, description.task_queue
@@ -514,8 +521,10 @@ async def _status_of_a_spare_that_never_began(
     return None
 
 
-async def spare_status(client: Client, settings: Settings, spare_id: str) -> SpareView:
-    handle, run_status, task_queue = await _describe_spare(client, spare_id)
+async def spare_status(
+    client: Client, settings: Settings, spare_id: str, scope: Scope = None
+) -> SpareView:
+    handle, run_status, task_queue = await _describe_spare(client, spare_id, scope)
     await require_worker(client, task_queue)  # even a closed run's status is a query
     status = None
     if run_status != WorkflowExecutionStatus.RUNNING:
@@ -540,9 +549,11 @@ def _ended(spare_id: str, run_status: WorkflowExecutionStatus, what: str) -> Spa
     )
 
 
-async def release_spare(client: Client, spare_id: str, request: ReleaseRequest) -> SpareStatus:
+async def release_spare(
+    client: Client, spare_id: str, request: ReleaseRequest, scope: Scope = None
+) -> SpareStatus:
     """Run the `release` update; answer with the status once accepted (release takes a while)."""
-    handle, run_status, task_queue = await _describe_spare(client, spare_id)
+    handle, run_status, task_queue = await _describe_spare(client, spare_id, scope)
     if run_status != WorkflowExecutionStatus.RUNNING:
         raise _ended(spare_id, run_status, "release")
     await require_worker(client, task_queue)
@@ -600,9 +611,9 @@ async def _release_refused(handle: WorkflowHandle[object, object], spare_id: str
     )
 
 
-async def cancel_spare(client: Client, spare_id: str) -> None:
+async def cancel_spare(client: Client, spare_id: str, scope: Scope = None) -> None:
     """Cancel the workflow: it compensates (destroys what it created) before it ends."""
-    handle, run_status, task_queue = await _describe_spare(client, spare_id)
+    handle, run_status, task_queue = await _describe_spare(client, spare_id, scope)
     if run_status != WorkflowExecutionStatus.RUNNING:
         raise _ended(spare_id, run_status, "cancel")
     await require_worker(client, task_queue)

@@ -11,7 +11,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from contracts.warm import POOL_QUERY, WarmPoolSpec, WarmPoolView, warm_pool_workflow_id
 from runtime.settings import Settings
 
-from .auth import ANY_ROLE
+from .auth import ANY_ROLE, CurrentCaller
 from .errors import Code, WarmPoolNotFound
 from .problems import responses
 from .spare import AppSettings, TemporalClient
@@ -46,13 +46,22 @@ async def pool_view(client: Client, spec: WarmPoolSpec) -> WarmPoolView:
     )
 
 
-async def list_pools(client: Client, settings: Settings) -> list[WarmPoolView]:
-    return [await pool_view(client, spec) for spec in settings.warm_pools]
+async def list_pools(
+    client: Client, settings: Settings, scope: frozenset[str] | None = None
+) -> list[WarmPoolView]:
+    """The configured pools; with `scope`, only those of its clusters."""
+    return [
+        await pool_view(client, spec)
+        for spec in settings.warm_pools
+        if scope is None or spec.cluster in scope
+    ]
 
 
-async def get_pool(client: Client, settings: Settings, name: str) -> WarmPoolView:
+async def get_pool(
+    client: Client, settings: Settings, name: str, scope: frozenset[str] | None = None
+) -> WarmPoolView:
     for spec in settings.warm_pools:
-        if spec.name == name:
+        if spec.name == name and (scope is None or spec.cluster in scope):
             return await pool_view(client, spec)
     raise WarmPoolNotFound(f"no warm pool '{name}' is configured")
 
@@ -68,8 +77,10 @@ _ALWAYS = (Code.TEMPORAL_ERROR, Code.TEMPORAL_UNAVAILABLE, Code.UNAUTHENTICATED,
     responses=responses(*_ALWAYS),
     dependencies=[Depends(ANY_ROLE)],
 )
-async def list_warm_pools(settings: AppSettings, client: TemporalClient) -> WarmPoolList:
-    return WarmPoolList(warm_pools=await list_pools(client, settings))
+async def list_warm_pools(
+    settings: AppSettings, client: TemporalClient, caller: CurrentCaller
+) -> WarmPoolList:
+    return WarmPoolList(warm_pools=await list_pools(client, settings, caller.clusters))
 
 
 @router.get(
@@ -80,5 +91,7 @@ async def list_warm_pools(settings: AppSettings, client: TemporalClient) -> Warm
     responses=responses(*_ALWAYS, Code.WARM_POOL_NOT_FOUND),
     dependencies=[Depends(ANY_ROLE)],
 )
-async def get_warm_pool(name: str, settings: AppSettings, client: TemporalClient) -> WarmPoolView:
-    return await get_pool(client, settings, name)
+async def get_warm_pool(
+    name: str, settings: AppSettings, client: TemporalClient, caller: CurrentCaller
+) -> WarmPoolView:
+    return await get_pool(client, settings, name, caller.clusters)

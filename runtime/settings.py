@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, FilePath, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    FilePath,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     NestedSecretsSettingsSource,
@@ -53,6 +61,15 @@ CLUSTER_NAME = r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$"
 
 # Values people paste from examples; a deployment that keeps them has no secret at all.
 _PLACEHOLDERS = {"", "changeme", "change-me", "secret", "password", "token", "xxx", "todo"}
+
+
+class TokenGrant(BaseModel):
+    """What one API token may do: its role, and the clusters it acts for (None: all)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Role
+    clusters: list[str] | None = Field(default=None, min_length=1)
 
 
 def _reject_placeholder(value: str, what: str) -> None:
@@ -249,8 +266,11 @@ class Settings(BaseSettings):
     http_max_connections: int = Field(default=2048, ge=1)
     """API and receiver: connections (and requests in flight) per process; past it a request
     is answered 503 at once, never dropped. Far above a burst of 1,000 concurrent requests."""
-    api_tokens: dict[SecretStr, Role] = Field(default_factory=dict)
-    """Bearer token -> role. Empty disables authentication (the lab); the API logs it."""
+    api_tokens: dict[SecretStr, Role | TokenGrant] = Field(default_factory=dict)
+    """Bearer token -> role (`operator`, `upgrade-controller`), acting for every cluster, or
+    `{"role": ..., "clusters": [...]}`, acting only for those: another cluster's spare is
+    404 to it, a request for another cluster 403, lists and views show only its clusters.
+    Empty disables authentication (the lab); the API logs it."""
     api_url: str | None = None
     """Where the `virtflow` spare commands reach the HTTP API; unset: `http://api_host:api_port`."""
     api_token: SecretStr | None = None
@@ -298,10 +318,27 @@ class Settings(BaseSettings):
 
     @field_validator("api_tokens")
     @classmethod
-    def _real_tokens(cls, tokens: dict[SecretStr, Role]) -> dict[SecretStr, Role]:
+    def _real_tokens(
+        cls, tokens: dict[SecretStr, Role | TokenGrant]
+    ) -> dict[SecretStr, Role | TokenGrant]:
         for token in tokens:
             _reject_placeholder(token.get_secret_value(), "an API token")
         return tokens
+
+    @model_validator(mode="after")
+    def _token_clusters(self) -> Settings:
+        registered = self.cluster_registry
+        for i, grant in enumerate(self.api_tokens.values()):
+            if not isinstance(grant, TokenGrant):
+                continue
+            for name in grant.clusters or []:
+                if name not in registered:
+                    # The token itself is a secret: the entry is named by its position.
+                    raise ValueError(
+                        f"api_tokens (entry {i + 1}).clusters: unknown cluster '{name}' "
+                        f"(registered: {', '.join(registered.names)})"
+                    )
+        return self
 
     @field_validator("codec_server_tokens")
     @classmethod

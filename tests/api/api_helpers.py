@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,9 +89,21 @@ class LiveStack:
 
 @pytest.fixture
 async def live(client: Client, task_queue: str, tmp_path: Path) -> AsyncIterator[LiveStack]:
+    async with live_stack(client, task_queue, tmp_path) as stack:
+        yield stack
+
+
+@asynccontextmanager
+async def live_stack(
+    client: Client,
+    task_queue: str,
+    tmp_path: Path,
+    configure: Callable[[Settings], Settings] | None = None,
+) -> AsyncIterator[LiveStack]:
+    """The `live` stack; `configure` adjusts the settings of the worker and the API alike."""
     inventory_doc = load_inventory_file(LAB_INVENTORY)
     async with running_stack(
-        client, task_queue, tmp_path, inventory_doc, provisioner="http"
+        client, task_queue, tmp_path, inventory_doc, configure=configure, provisioner="http"
     ) as stack:
         # The API starts spares on the settings' task queue: the test worker's own.
         settings = stack.settings.model_copy(update={"task_queue": task_queue})

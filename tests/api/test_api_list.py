@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -11,7 +13,7 @@ from pydantic import SecretStr
 from temporalio.client import Client
 
 from runtime.settings import Settings
-from tests.api.api_helpers import LiveStack, asgi_client, spare_body
+from tests.api.api_helpers import LiveStack, asgi_client, live_stack, spare_body
 from tests.helpers import assert_eventually
 
 
@@ -28,8 +30,27 @@ async def listed(api: httpx.AsyncClient, count: int, **params: Any) -> dict[str,
     return await assert_eventually(check, timeout=30)
 
 
-async def test_spares_are_listed_by_cluster_pool_phase_and_host(live: LiveStack) -> None:
-    cluster = f"c{uuid.uuid4().hex[:8]}"
+@pytest.fixture
+def cluster() -> str:
+    """A cluster of this test's own, so visibility shows only its spares."""
+    return f"c{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+async def own_cluster(
+    client: Client, task_queue: str, tmp_path: Path, cluster: str
+) -> AsyncIterator[LiveStack]:
+    def register(settings: Settings) -> Settings:
+        return settings.model_copy(update={"cluster_name": cluster})
+
+    async with live_stack(client, task_queue, tmp_path, register) as stack:
+        yield stack
+
+
+async def test_spares_are_listed_by_cluster_pool_phase_and_host(
+    own_cluster: LiveStack, cluster: str
+) -> None:
+    live = own_cluster
     api = live.api
     # One group: the two spares land on two different hosts.
     common = {"cluster": cluster, "inventory": live.stack.inventory, "anti_affinity_group": "g"}
