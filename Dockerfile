@@ -25,6 +25,7 @@ COPY cli cli
 COPY lab lab
 COPY playbooks playbooks
 COPY hypervisors hypervisors
+COPY provisioners provisioners
 COPY virtflow_client virtflow_client
 COPY deploy/image deploy/image
 RUN python -m venv /opt/virtflow \

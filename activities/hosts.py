@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from .inventory import InventorySource
+from hypervisors.inventory import InventorySource
 
 ADDRESS_FIELDS = ("ip", "address")
 

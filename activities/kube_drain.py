@@ -33,7 +33,7 @@ from contracts.drain import (
     DrainPolicy,
 )
 
-from .timeouts import QuietHeartbeat, heartbeat_interval
+from .heartbeats import QuietHeartbeat, heartbeat_interval
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 # The API server's cause for a refused eviction: "The disruption budget NAME needs ...".

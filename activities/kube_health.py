@@ -35,7 +35,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from contracts.spare import RELEASING_ANNOTATION, SPARE_ID_LABEL
 
-from .timeouts import QuietHeartbeat, heartbeat_interval
+from .heartbeats import QuietHeartbeat, heartbeat_interval
 
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 FIRST_RETRY_SECONDS = 0.1

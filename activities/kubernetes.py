@@ -28,10 +28,11 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from contracts import metrics
 from contracts.drain import DrainNodeInput, DrainNodeResult, DrainOutcome, DrainPolicy
 from contracts.spare import CLUSTER_LABEL, RELEASING_ANNOTATION, SPARE_LABEL
 
-from . import metrics
+from .heartbeats import QuietHeartbeat, heartbeat_interval
 from .kube_drain import drain_node
 from .kube_health import (
     NodeHealthResult,
@@ -40,7 +41,6 @@ from .kube_health import (
     health_problems,
     watch_node_health,
 )
-from .timeouts import QuietHeartbeat, heartbeat_interval
 
 __all__ = [
     "DrainNodeInput",

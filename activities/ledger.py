@@ -35,7 +35,7 @@ from contracts.ledger import (
 )
 from contracts.warm import TRANSFER_UPDATE, TransferInput, TransferResult
 
-from .timeouts import heartbeating
+from .heartbeats import heartbeating
 
 # The ledger's workflow task timeout (kept by its continue-as-new runs); the server's most is 120 s.
 LEDGER_TASK_TIMEOUT = timedelta(seconds=60)

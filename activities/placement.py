@@ -15,6 +15,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from contracts.ledger import Reservation
+from hypervisors.inventory import InventorySource
 from placement.engine import place
 from placement.fit import empty_inventory_decision, empty_inventory_table
 from placement.models import PlacementInput, Policy, VmRequest
@@ -22,8 +23,6 @@ from placement.names import NEAR_UNKNOWN, NOT_NEAR
 from placement.reservations import apply_reservations
 from placement.table import HostTable
 from placement.topology_record import PlacedTopology
-
-from .inventory import InventorySource
 
 TOP_CANDIDATES = 5
 

@@ -19,12 +19,12 @@ from temporalio import activity
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.inventory import InventorySource
 from activities.ledger import ledger_reservations
 from contracts.common import HOST
 from contracts.ledger import Reservation
 from contracts.reconcile import TerminatedSpare, compensation_id
 from contracts.spare import PREPARE_SPARE, SPARE_ID_PREFIX, SpareRequest, SpareResult
+from hypervisors.inventory import InventorySource
 
 _DESCRIBE_CONCURRENCY = 16
 

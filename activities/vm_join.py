@@ -23,10 +23,10 @@ from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
 from contracts.vm import VmSpec
+from runtime.vm_templates import SiteTemplates, render_user_data
 
 from .bootstrap_tokens import TokenTaken, create_token, delete_token
 from .kubernetes import NodeAdoption
-from .vm_templates import SiteTemplates, render_user_data
 
 
 class ClusterEndpoint(BaseModel):

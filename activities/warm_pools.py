@@ -45,12 +45,12 @@ from contracts.warm import (
     warm_pool_workflow_id,
 )
 from placement.models import PlacementInput
+from runtime.vm_templates import SiteTemplates
 
+from .heartbeats import heartbeating
 from .kubernetes import KubernetesActivities
 from .ledger import ledger_reservations
 from .placement import PlacementActivities, decide
-from .timeouts import heartbeating
-from .vm_templates import SiteTemplates
 
 
 class ClaimWarmInput(BaseModel):

@@ -14,9 +14,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.exceptions import ApplicationError
 
-from activities.inventory import read_inventory
 from activities.placement import placement_input
 from contracts.ledger import Reservation
+from hypervisors.inventory import read_inventory
 from placement.engine import place
 from placement.errors import PolicyError
 from placement.explain import render_explanation

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 
-from activities.inventory import read_inventory
+from hypervisors.inventory import read_inventory
 from contracts.spare import NODE_REGEX_ANNOTATION
 from placement.models import ExistingVm, Host, Near
 from placement.table import HostTable

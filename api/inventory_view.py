@@ -15,9 +15,9 @@ from pydantic import BaseModel, ValidationError
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
-from activities.inventory import read_inventory
 from activities.ledger import ledger_reservations as reservations_of
 from contracts.ledger import Reservation, ledger_workflow_id
+from hypervisors.inventory import read_inventory
 from placement.models import AllocationRatios, Host
 from placement.policy import load_policy
 from runtime.settings import Settings

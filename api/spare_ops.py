@@ -37,7 +37,6 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.clusters import NotAllowed
 from activities.ledger import free_group, reserve_group
 from activities.spare_ids import SPARE_ID_USED
-from activities.vm_templates import SiteTemplates
 from activities.warm_pools import matching_pools
 from contracts.common import CLUSTER
 from contracts.ledger import GroupMember, ReserveGroupInput
@@ -56,6 +55,7 @@ from contracts.spare import (
 from contracts.warm import WarmCandidatesInput, WarmInfo
 from placement.models import ExistingVm, Host
 from runtime.settings import Settings
+from runtime.vm_templates import SiteTemplates
 
 from .admission import Admission
 from .errors import (

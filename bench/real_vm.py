@@ -56,9 +56,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from activities.bootstrap_tokens import create_token  # noqa: E402
-from activities.notify import ReceiverConfig  # noqa: E402
 from activities.vm_join import cluster_endpoint  # noqa: E402
-from activities.vm_templates import VmTemplate, render_user_data  # noqa: E402
 from api.app import create_app  # noqa: E402
 from cli.dev import TemporalDevServer, free_ports  # noqa: E402
 from contracts.warm import (  # noqa: E402
@@ -69,7 +67,9 @@ from contracts.warm import (  # noqa: E402
 )
 from lab.guest_image import build  # noqa: E402
 from lab.stack import LabStack  # noqa: E402
+from runtime.receivers import ReceiverConfig  # noqa: E402
 from runtime.settings import Settings  # noqa: E402
+from runtime.vm_templates import VmTemplate, render_user_data  # noqa: E402
 from tests.libvirt.sshd import HOST, LoopbackSshd, loopback_sshd  # noqa: E402
 from webhooks.receiver import create_receiver_app  # noqa: E402
 from webhooks.serve import serve_app  # noqa: E402
@@ -181,7 +181,7 @@ def site_settings(
 
 
 class PlaybookTimes(logging.Handler):
-    """Collects the provisioner's per-task seconds (activities/provisioning.py, TaskClock)."""
+    """Collects the provisioner's per-task seconds (provisioners/task_clock.py, TaskClock)."""
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
@@ -193,7 +193,7 @@ class PlaybookTimes(logging.Handler):
             self.runs.append((record.getMessage().split(" ", 1)[0], spent))
 
     def attach(self) -> None:
-        logger = logging.getLogger("activities.provisioning")
+        logger = logging.getLogger("provisioners.task_clock")
         logger.setLevel(logging.DEBUG)
         logger.addHandler(self)
 

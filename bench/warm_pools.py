@@ -32,13 +32,13 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from activities.notify import ReceiverConfig  # noqa: E402
 from api.app import create_app  # noqa: E402
 from cli.dev import TemporalDevServer, free_ports  # noqa: E402
 from contracts.warm import POOL_QUERY, WarmPoolSpec, WarmPoolView  # noqa: E402
 from contracts.warm import warm_pool_workflow_id as pool_id  # noqa: E402
 from lab.hypervisor import load_inventory_file  # noqa: E402
 from lab.stack import DEFAULT_INVENTORY, LabStack  # noqa: E402
+from runtime.receivers import ReceiverConfig  # noqa: E402
 from runtime.settings import Settings  # noqa: E402
 from webhooks.receiver import create_receiver_app  # noqa: E402
 from webhooks.serve import serve_app  # noqa: E402

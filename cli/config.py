@@ -32,8 +32,8 @@ from pydantic_settings import (
 from rich.console import Console
 
 from activities.clusters import ClusterConfig
-from activities.notify import ReceiverConfig
 from placement.errors import field_path
+from runtime.receivers import ReceiverConfig
 from runtime.settings import CONFIG_ENV, DEFAULT_SECRETS_DIR, REPO_ROOT, SECRETS_DIR_ENV, Settings
 from runtime.temporal_profile import TemporalProfileError, TemporalProfileSource, origin
 

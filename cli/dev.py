@@ -21,11 +21,11 @@ from pydantic import SecretStr
 from rich.console import Console
 from temporalio.client import Client
 
-from activities.notify import ReceiverConfig
 from api.app import create_app
 from api.temporal_client import connect_factory
 from contracts.common import SEARCH_ATTRIBUTES
 from lab.stack import LabStack
+from runtime.receivers import ReceiverConfig
 from runtime.settings import Settings
 from runtime.temporal_binaries import (
     DEV_SERVER_DYNAMIC_CONFIG,

@@ -1,5 +1,6 @@
 """One VM: its shape (defined with the placement request), the spec a provisioner creates it
-from, and the facts the hypervisor reports once it exists.
+from, the facts the hypervisor reports once it exists, and the inputs of the provisioning
+activities (`activities/provisioning.py`).
 
 `VmFacts` is the webhook events' model too (`webhooks/` imports nothing of virtflow, so the
 one model lives there); the provisioning activities return it and the events carry it as is.
@@ -7,12 +8,19 @@ one model lives there); the provisioning activities return it and the events car
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from placement.models import MAX_VMID, VmShape
 from webhooks.events import VmFacts
 
-__all__ = ["VmFacts", "VmShape", "VmSpec"]
+__all__ = [
+    "CreateVmInput",
+    "DescribeVmInput",
+    "DestroyVmInput",
+    "VmFacts",
+    "VmShape",
+    "VmSpec",
+]
 
 
 class VmSpec(VmShape):
@@ -31,6 +39,22 @@ class VmSpec(VmShape):
     # Filled in by the create activity from the site template, never by a workflow: the user
     # data carries the join token.
     user_data: str | None = None
-    # The site template to build the VM from (activities/vm_templates.py); None: the pool's.
+    # The site template to build the VM from (runtime/vm_templates.py); None: the pool's.
     template: str | None = None
     pool: str | None = None
+
+
+class CreateVmInput(BaseModel):
+    spec: VmSpec
+
+
+class DestroyVmInput(BaseModel):
+    name: str
+    host: str | None = None
+    # The VM id placement chose, where the hypervisor names a VM only once it is made (a
+    # Proxmox clone in flight has no name yet): the destroy then finds it by id.
+    vmid: int | None = None
+
+
+class DescribeVmInput(BaseModel):
+    name: str

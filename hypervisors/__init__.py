@@ -5,14 +5,12 @@ playbooks in `playbooks/` include for `provider: <name>`, with their helpers and
 optionally `inventory.py` (the `<name>:<site.yaml>` inventory source, read from the
 hypervisor's own API and a site file) and `README.md` (the extravars it reads, its site file,
 what to install). A fourth hypervisor is a fourth directory, plus a line in `SITE_INVENTORIES`
-when it has an inventory reader.
+when it has an inventory reader (read through `hypervisors/inventory.py`).
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import Any, Protocol
 
 HYPERVISORS_DIR = Path(__file__).resolve().parent
 
@@ -22,17 +20,3 @@ SITE_INVENTORIES = {
     "libvirt": ("hypervisors.libvirt.inventory", "LibvirtInventory"),
     "proxmox": ("hypervisors.proxmox.inventory", "ProxmoxInventory"),
 }
-
-
-class SiteInventory(Protocol):
-    async def load(self) -> dict[str, Any]: ...
-
-
-def site_inventory(spec: str) -> SiteInventory | None:
-    """The reader for `<name>:<site.yaml>`, or None when `spec` names no hypervisor."""
-    name, colon, path = spec.partition(":")
-    if not colon or name not in SITE_INVENTORIES:
-        return None
-    module, cls = SITE_INVENTORIES[name]
-    reader: SiteInventory = getattr(importlib.import_module(module), cls)(Path(path))
-    return reader

@@ -21,7 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from activities.provisioning import ansible_envvars, run_stoppable
+from provisioners.ansible import ansible_envvars
+from provisioners.stopping import run_stoppable
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXTRAVARS_SCRIPT = REPO_ROOT / "deploy" / "gitlab" / "vm_extravars.py"

@@ -33,13 +33,13 @@ from pydantic_settings import (
 )
 
 from activities.clusters import ClusterConfig, ClusterRegistry
-from activities.event_bus import EventBusConfig
-from activities.notify import ReceiverConfig
-from activities.vm_templates import SiteTemplates, VmTemplate
 from contracts.common import TASK_QUEUE
 from contracts.drain import DrainPolicy
 from contracts.warm import WarmPoolSpec
 from playbooks import PLAYBOOK_DIR
+from runtime.event_bus import EventBusConfig
+from runtime.receivers import ReceiverConfig
+from runtime.vm_templates import SiteTemplates, VmTemplate
 from webhooks.bounded import RequestLimits
 
 from .encryption import parse_key

@@ -1,7 +1,7 @@
 """Metrics and traces of a virtflow process.
 
 Metrics: one SDK runtime per process serves Prometheus on `metrics_port`; the SDK's own
-metrics and virtflow's (`activities/metrics.py`, recorded through the SDK meters) share it.
+metrics and virtflow's (`contracts/metrics.py`, recorded through the SDK meters) share it.
 Traces: the SDK's OpenTelemetry interceptor (workflow, activity, client spans) and the
 FastAPI instrumentation, exported over OTLP/HTTP when `otel_endpoint` is set, off otherwise.
 """
@@ -23,7 +23,7 @@ from temporalio.runtime import (
     TelemetryFilter,
 )
 
-from activities import metrics
+from contracts import metrics
 
 from .settings import Settings
 
@@ -47,7 +47,7 @@ def _runtime(bind_address: str | None) -> Runtime:
                 filter=TelemetryFilter(core_level="WARN", other_level="ERROR"),
                 forwarding=forwarding,
             ),
-            # Seconds, with buckets for minutes-long phases (activities/metrics.py).
+            # Seconds, with buckets for minutes-long phases (contracts/metrics.py).
             metrics=PrometheusConfig(
                 bind_address=bind_address,
                 durations_as_seconds=True,

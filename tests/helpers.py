@@ -18,8 +18,8 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
-from activities.provisioning import UNINTERRUPTIBLE_ENV
 from api.workers import why_no_worker
+from provisioners.stopping import UNINTERRUPTIBLE_ENV
 from worker.worker import workflow_runner
 
 T = TypeVar("T")

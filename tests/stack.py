@@ -13,10 +13,10 @@ import httpx
 from pydantic import SecretStr
 from temporalio.client import Client, WorkflowHandle
 
-from activities.notify import ReceiverConfig
 from contracts.ledger import Reservation, ledger_workflow_id
 from contracts.spare import Phase, SpareRequest, spare_workflow_id
 from lab.stack import DEFAULT_INVENTORY, LabStack
+from runtime.receivers import ReceiverConfig
 from runtime.settings import Settings
 from tests.helpers import assert_eventually, until_polled
 from tests.known_secrets import WEBHOOK_SECRET

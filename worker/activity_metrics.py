@@ -18,7 +18,7 @@ from temporalio.worker import (
     Interceptor,
 )
 
-from activities import metrics
+from contracts import metrics
 
 # The ledger places a batch of pending reservations in one call (one inventory read).
 PLACE_VMS = "place_vms"

@@ -17,7 +17,7 @@ from temporalio.client import Client
 from temporalio.common import MetricMeter
 from temporalio.service import RPCError
 
-from activities import metrics
+from contracts import metrics
 from contracts.common import PHASE
 from contracts.release import RELEASE_SPARE
 from contracts.spare import Phase

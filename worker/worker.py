@@ -22,25 +22,27 @@ from temporalio.runtime import Runtime
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-from activities import metrics
 from activities.event_bus import EventBusActivities
 from activities.hosts import HostActivities
-from activities.http_client import HttpClient
-from activities.http_provisioner import HttpProvisioner
-from activities.inventory import inventory_source
 from activities.kubernetes import KubernetesActivities
 from activities.ledger import LedgerActivities
 from activities.notify import NotifyActivities
 from activities.placement import PlacementActivities
-from activities.provisioning import AnsibleProvisioner, Provisioner, ProvisioningActivities
+from activities.provisioning import ProvisioningActivities
 from activities.reconcile import ReconcileActivities
 from activities.spare_ids import SpareIdActivities
 from activities.vm_join import Joiner, join_endpoint
-from activities.vm_templates import SiteTemplates
 from activities.warm_pools import WarmActivities
+from contracts import metrics
+from hypervisors.inventory import inventory_source
 from placement.policy import load_policy
+from provisioners.ansible import AnsibleProvisioner
+from provisioners.contract import Provisioner
+from provisioners.http_api import HttpProvisioner
+from runtime.http_client import HttpClient
 from runtime.settings import Settings
 from runtime.telemetry import process_runtime
+from runtime.vm_templates import SiteTemplates
 from workflows.compensate_spare import CompensateSpare
 from workflows.ledger import InventoryLedger
 from workflows.prepare_spare import PrepareSpare
@@ -77,7 +79,7 @@ def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
                 "provisioner gitlab needs gitlab_trigger_token and gitlab_api_token "
                 "(VIRTFLOW_GITLAB_TRIGGER_TOKEN, VIRTFLOW_GITLAB_API_TOKEN)"
             )
-        from activities.gitlab_provisioner import GitLabProvisioner
+        from provisioners.gitlab_pipeline import GitLabProvisioner
 
         with_user_data = [n for n, t in settings.vm_templates.items() if t.user_data_text()]
         if with_user_data and settings.gitlab_user_data_key is None:

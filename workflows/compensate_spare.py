@@ -13,7 +13,8 @@ from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.notify import NotifyActivities, PlanNotificationsInput
+    from activities.notify import NotifyActivities
+    from contracts.notify import PlanNotificationsInput
     from contracts.reconcile import COMPENSATE_SPARE, TerminatedSpare
     from contracts.release import ReleaseInput
     from contracts.release import release_workflow_id as release_id

@@ -16,7 +16,6 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import metrics
     from activities.ledger import LedgerActivities
     from activities.placement import (
         PlacementActivities,
@@ -25,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
         PlaceVmsResult,
     )
     from activities.warm_pools import WarmActivities
+    from contracts import metrics
     from contracts.ledger import (
         CAPACITY_GRANTED_SIGNAL,
         FREE_UPDATE,

@@ -17,12 +17,13 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from activities.event_bus import EventBusActivities, PublishEventInput
-    from activities.notify import (
+    from activities.event_bus import EventBusActivities
+    from activities.notify import NotifyActivities
+    from contracts.notify import (
         DeliverWebhookInput,
         DeliveryResult,
         EventBusRoute,
-        NotifyActivities,
+        PublishEventInput,
         ReceiverRoute,
         RetryPolicySpec,
     )

@@ -26,7 +26,6 @@ from temporalio.exceptions import (
 )
 
 with workflow.unsafe.imports_passed_through():
-    from activities import metrics
     from activities.kubernetes import (
         CheckNodeReadyInput,
         KubernetesActivities,
@@ -35,12 +34,8 @@ with workflow.unsafe.imports_passed_through():
         WaitNodeReadyInput,
     )
     from activities.ledger import LedgerActivities
-    from activities.notify import (
-        NotifyActivities,
-        PlanNotificationsInput,
-        PlanNotificationsResult,
-    )
-    from activities.provisioning import CreateVmInput, ProvisioningActivities
+    from activities.notify import NotifyActivities
+    from activities.provisioning import ProvisioningActivities
     from activities.spare_ids import (
         SPARE_ID_USED,
         EarlierRunInput,
@@ -48,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
         SpareIdActivities,
     )
     from activities.warm_pools import ClaimWarmInput, WarmActivities
+    from contracts import metrics
     from contracts.common import ANY_POOL, CLUSTER, HOST, PHASE, POOL
     from contracts.drain import DRAIN_BLOCKED, DrainNodeResult
     from contracts.ledger import (
@@ -57,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
         ReserveInput,
         ReserveResult,
     )
+    from contracts.notify import PlanNotificationsInput, PlanNotificationsResult
     from contracts.release import RELEASE_SPARE, ReleaseInput, ReleaseResult
     from contracts.release import release_workflow_id as release_id
     from contracts.spare import (
@@ -73,7 +70,7 @@ with workflow.unsafe.imports_passed_through():
         SpareStatus,
         StepRecord,
     )
-    from contracts.vm import VmFacts
+    from contracts.vm import CreateVmInput, VmFacts
     from contracts.warm import (
         HAND_OVER_UPDATE,
         WARM_SPARE_REPORT_SIGNAL,

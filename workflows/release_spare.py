@@ -21,9 +21,10 @@ with workflow.unsafe.imports_passed_through():
         KubernetesActivities,
         NodeNameInput,
     )
-    from activities.provisioning import DestroyVmInput, ProvisioningActivities
+    from activities.provisioning import ProvisioningActivities
     from contracts.drain import DRAIN_BLOCKED, DrainOutcome, DrainPolicy
     from contracts.release import RELEASE_SPARE, STEP_QUERY, ReleaseInput, ReleaseResult
+    from contracts.vm import DestroyVmInput
 
 
 from .ledger_calls import KEEP_TRYING, free_reservation

@@ -24,11 +24,12 @@ from temporalio.exceptions import ActivityError, WorkflowAlreadyStartedError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
-    from activities import metrics
     from activities.ledger import LedgerActivities
-    from activities.notify import NotifyActivities, PlanNotificationsInput, PlanNotificationsResult
+    from activities.notify import NotifyActivities
     from activities.warm_pools import WarmActivities
     from contracts.release import RELEASE_SPARE, ReleaseInput, release_workflow_id
+    from contracts import metrics
+    from contracts.notify import PlanNotificationsInput, PlanNotificationsResult
     from contracts.spare import (
         PREPARE_SPARE,
         REQUEST_RELEASE_SIGNAL,

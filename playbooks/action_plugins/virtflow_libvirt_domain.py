@@ -19,7 +19,7 @@ A cancelled create kills ansible-playbook, but not what libvirtd was asked alrea
 or a start in flight completes after its client is gone, possibly after the compensation's
 destroy has looked. So the call runs as uninterruptible: it holds a lock on the file the
 activity names in VIRTFLOW_UNINTERRUPTIBLE, which a cancel must take before it kills the run,
-and a call that finds the run stopped makes none (activities/provisioning.py, StopGate).
+and a call that finds the run stopped makes none (provisioners/stopping.py, StopGate).
 
 A failure says whether libvirt could not be reached (`transient`: the connection failed or
 dropped, which may heal) or refused what it was asked (a bad XML, a domain that cannot
@@ -102,7 +102,7 @@ class RunStopped(Exception):
 @contextlib.contextmanager
 def uninterruptible() -> Iterator[None]:
     """Hold, for the time of the block, the lock a cancel must take before it kills the run
-    (activities/provisioning.py, StopGate). Ansible runs this task in a worker process of its
+    (provisioners/stopping.py, StopGate). Ansible runs this task in a worker process of its
     own session, which survives the kill of ansible-playbook: so a cancel that came first is
     read here (the file says "stopped", or is gone with the run's directory) and the block
     does not run."""

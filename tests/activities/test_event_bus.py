@@ -13,12 +13,9 @@ from pydantic import SecretStr, ValidationError
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.event_bus import (
-    EventBusActivities,
-    EventBusConfig,
-    PublishEventInput,
-    PublishEventResult,
-)
+from activities.event_bus import EventBusActivities
+from contracts.notify import PublishEventInput, PublishEventResult
+from runtime.event_bus import EventBusConfig
 from runtime.settings import Settings
 from tests.webhooks.nats_server import nats_server
 from tests.webhooks.receivers import refused_url

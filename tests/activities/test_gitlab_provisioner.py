@@ -15,17 +15,12 @@ from pydantic import SecretStr
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.gitlab_provisioner import GitLabProvisioner, trace_tail
-from activities.provisioning import (
-    CreateVmInput,
-    DescribeVmInput,
-    DestroyVmInput,
-    ProvisioningActivities,
-)
-from activities.timeouts import QUIET_SECONDS
-from contracts.vm import VmFacts, VmSpec
+from activities.heartbeats import QUIET_SECONDS
+from activities.provisioning import ProvisioningActivities
+from contracts.vm import CreateVmInput, DescribeVmInput, DestroyVmInput, VmFacts, VmSpec
 from lab.gitlab import PROJECT_PATH, LabGitLab
 from lab.hypervisor import LabHypervisor
+from provisioners.gitlab_pipeline import GitLabProvisioner, trace_tail
 from tests.helpers import assert_eventually
 from tests.lab_gitlab import running_lab_gitlab
 

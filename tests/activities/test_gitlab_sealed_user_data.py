@@ -24,14 +24,14 @@ from pydantic import SecretStr
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.gitlab_provisioner import SEALED_USER_DATA, GitLabProvisioner, seal_user_data
-from activities.provisioning import CreateVmInput, ProvisioningActivities
+from activities.provisioning import ProvisioningActivities
 from activities.vm_join import ClusterEndpoint, Joiner
-from activities.vm_templates import SiteTemplates, VmTemplate
-from contracts.vm import VmSpec
+from contracts.vm import CreateVmInput, VmSpec
 from lab.gitlab import PROJECT_PATH, LabGitLab
 from lab.hypervisor import LabHypervisor
 from lab.kube_testing import KubeLab, kube_lab
+from provisioners.gitlab_pipeline import SEALED_USER_DATA, GitLabProvisioner, seal_user_data
+from runtime.vm_templates import SiteTemplates, VmTemplate
 from tests.helpers import load_module
 from tests.lab_gitlab import running_lab_gitlab
 

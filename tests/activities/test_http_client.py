@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from activities.http_client import HttpClient, HttpUnreachable, Reply
+from runtime.http_client import HttpClient, HttpUnreachable, Reply
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

@@ -11,16 +11,11 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.http_client import HttpClient
-from activities.http_provisioner import HttpProvisioner
-from activities.provisioning import (
-    CreateVmInput,
-    DescribeVmInput,
-    DestroyVmInput,
-    ProvisioningActivities,
-)
-from contracts.vm import VmSpec
+from activities.provisioning import ProvisioningActivities
+from contracts.vm import CreateVmInput, DescribeVmInput, DestroyVmInput, VmSpec
 from lab.hypervisor import LabHypervisor
+from provisioners.http_api import HttpProvisioner
+from runtime.http_client import HttpClient
 
 
 @pytest.fixture

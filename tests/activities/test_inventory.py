@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.inventory import FileInventory, HttpInventory, inventory_source, read_inventory
+from hypervisors.inventory import FileInventory, HttpInventory, inventory_source, read_inventory
 from lab.hypervisor import LabHypervisor
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from temporalio.exceptions import ApplicationError
 
-from activities.inventory import inventory_source
+from hypervisors.inventory import inventory_source
 from hypervisors.libvirt.inventory import LibvirtInventory
 from placement.models import Host
 

@@ -24,14 +24,14 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from activities.notify import (
+from activities.notify import NotifyActivities
+from contracts.notify import (
     DeliverWebhookInput,
     DeliveryResult,
-    NotifyActivities,
     PlanNotificationsInput,
-    ReceiverConfig,
     RetryPolicySpec,
 )
+from runtime.receivers import ReceiverConfig
 from webhooks.events import EventType, SpareEvent, SpareEventData, VmFacts, webhook_id
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from activities.inventory import FileInventory
 from activities.placement import PlacementActivities, PlaceVmsInput, decide
+from hypervisors.inventory import FileInventory
 from placement.models import PlacementInput, VmRequest
 from placement.reservations import Reservation, apply_reservations
 from placement.table import HostTable

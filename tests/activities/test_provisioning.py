@@ -15,18 +15,12 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.provisioning import (
-    AnsibleProvisioner,
-    CreateVmInput,
-    DescribeVmInput,
-    DestroyVmInput,
-    ProvisioningActivities,
-    finish_first,
-    run_stoppable,
-)
-from activities.timeouts import QUIET_SECONDS
-from contracts.vm import VmFacts, VmSpec
+from activities.heartbeats import QUIET_SECONDS
+from activities.provisioning import ProvisioningActivities
+from contracts.vm import CreateVmInput, DescribeVmInput, DestroyVmInput, VmFacts, VmSpec
 from lab.hypervisor import LabHypervisor
+from provisioners.ansible import AnsibleProvisioner
+from provisioners.stopping import finish_first, run_stoppable
 from runtime.settings import Settings
 from tests.helpers import run_processes
 from worker.worker import build_provisioner
@@ -97,7 +91,7 @@ async def test_create_returns_facts_from_set_stats_and_is_idempotent(
     # The create task lasts past the quiet period, so a heartbeat reports it.
     hypervisor.create_delay = QUIET_SECONDS
     env, beats = recording_env()
-    with caplog.at_level(logging.DEBUG, logger="activities.provisioning"):
+    with caplog.at_level(logging.DEBUG, logger="provisioners.task_clock"):
         facts = await env.run(activities.create_vm, CreateVmInput(spec=spec("spare-1", vmid=4242)))
     # Where the run's time went, task by task, with the hypervisor's delay on its task.
     (timed,) = [r for r in caplog.records if hasattr(r, "playbook_seconds")]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.provisioning import UNINTERRUPTIBLE_ENV, StopGate
+from provisioners.stopping import UNINTERRUPTIBLE_ENV, StopGate
 from tests.helpers import load_module
 
 PLUGIN = Path(__file__).resolve().parents[2] / "playbooks/action_plugins/virtflow_libvirt_domain.py"

@@ -28,10 +28,10 @@ from activities.bootstrap_tokens import (
 )
 from activities.kubernetes import NodeAdoption
 from activities.vm_join import ClusterEndpoint, Joiner, cluster_endpoint, join_endpoint
-from activities.vm_templates import SiteTemplates, VmTemplate
 from contracts.vm import VmSpec
 from lab.kube_testing import KubeLab, kube_lab
 from placement.models import Taint
+from runtime.vm_templates import SiteTemplates, VmTemplate
 
 HOUR = timedelta(hours=1)
 

@@ -14,9 +14,9 @@ import pytest
 from pydantic import SecretStr
 from temporalio.client import Client
 
-from activities.notify import ReceiverConfig
 from api.app import create_app
 from lab.hypervisor import load_inventory_file
+from runtime.receivers import ReceiverConfig
 from runtime.settings import Settings
 from tests.helpers import assert_eventually
 from tests.known_secrets import WEBHOOK_SECRET

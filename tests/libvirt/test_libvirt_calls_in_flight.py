@@ -23,13 +23,9 @@ from typing import Any
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.provisioning import (
-    AnsibleProvisioner,
-    CreateVmInput,
-    DestroyVmInput,
-    ProvisioningActivities,
-)
-from contracts.vm import VmSpec
+from activities.provisioning import ProvisioningActivities
+from contracts.vm import CreateVmInput, DestroyVmInput, VmSpec
+from provisioners.ansible import AnsibleProvisioner
 from tests.helpers import assert_eventually
 from tests.libvirt.conftest import URI
 

@@ -14,13 +14,9 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.provisioning import (
-    AnsibleProvisioner,
-    CreateVmInput,
-    DescribeVmInput,
-    ProvisioningActivities,
-)
-from contracts.vm import VmSpec
+from activities.provisioning import ProvisioningActivities
+from contracts.vm import CreateVmInput, DescribeVmInput, VmSpec
+from provisioners.ansible import AnsibleProvisioner
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = VmSpec(name="spare-x-r1", host="localhost", cpu=1, memory_mb=64)

@@ -18,8 +18,9 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.provisioning import AnsibleProvisioner, CreateVmInput, ProvisioningActivities
-from contracts.vm import VmSpec
+from activities.provisioning import ProvisioningActivities
+from contracts.vm import CreateVmInput, VmSpec
+from provisioners.ansible import AnsibleProvisioner
 from tests.libvirt.conftest import libvirt_module
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,16 +15,11 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
 
-from activities.provisioning import (
-    AnsibleProvisioner,
-    CreateVmInput,
-    DescribeVmInput,
-    DestroyVmInput,
-    ProvisioningActivities,
-)
+from activities.provisioning import ProvisioningActivities
 from activities.reconcile import FindOrphansInput, OrphanSpare, ReconcileActivities
-from contracts.vm import VmSpec
+from contracts.vm import CreateVmInput, DescribeVmInput, DestroyVmInput, VmSpec
 from hypervisors.libvirt.inventory import LibvirtInventory
+from provisioners.ansible import AnsibleProvisioner
 from tests.libvirt.conftest import URI
 
 pytestmark = pytest.mark.libvirt

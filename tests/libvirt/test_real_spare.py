@@ -30,12 +30,12 @@ from temporalio.client import Client, WorkflowHandle
 
 from activities.bootstrap_tokens import NAMESPACE, SECRET_TYPE
 from activities.vm_join import cluster_endpoint
-from activities.vm_templates import VmTemplate
 from contracts.spare import SPARE_LABEL, Phase, ReleaseRequest
 from lab.guest_image import GuestImage
 from lab.kube_store import KubeStore
 from placement.models import Taint
 from runtime.settings import Settings
+from runtime.vm_templates import VmTemplate
 from tests.conftest import SECRET_SCAN
 from tests.helpers import assert_eventually
 from tests.libvirt.sshd import HOST, LoopbackSshd

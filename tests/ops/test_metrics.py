@@ -16,7 +16,7 @@ import yaml
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
-from activities import metrics
+from contracts import metrics
 from contracts.release import RELEASE_SPARE
 from contracts.spare import Phase, ReleaseRequest
 from lab.hypervisor import load_inventory_file

@@ -15,10 +15,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.trace import TracerProvider
 from temporalio.client import Client
 
-from activities.http_client import HttpClient
 from api.app import create_app
 from contracts.spare import SpareRequest
 from runtime.connect import connect
+from runtime.http_client import HttpClient
 from runtime.logging_setup import JsonFormatter
 from runtime.settings import Settings
 from runtime.telemetry import flush_traces, tracer_provider, tracing_interceptors

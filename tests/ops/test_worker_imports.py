@@ -16,7 +16,7 @@ OPTIONAL = ("gitlab", "requests", "nats")
 SCRIPT = f"""
 import asyncio, json, sys
 
-from activities.http_client import HttpClient
+from runtime.http_client import HttpClient
 from runtime.settings import Settings
 from worker.worker import build_activities, build_provisioner
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from temporalio.exceptions import ApplicationError
 
-from activities.inventory import inventory_source
+from hypervisors.inventory import inventory_source
 from hypervisors.proxmox.inventory import ProxmoxInventory
 from placement.models import PlacementInput
 from tests.proxmox.cluster import TEMPLATES, TOKEN_ID, TOKEN_USER, PveCluster

@@ -20,15 +20,10 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.provisioning import (
-    AnsibleProvisioner,
-    CreateVmInput,
-    DescribeVmInput,
-    DestroyVmInput,
-    ProvisioningActivities,
-)
-from contracts.vm import VmFacts, VmSpec
+from activities.provisioning import ProvisioningActivities
+from contracts.vm import CreateVmInput, DescribeVmInput, DestroyVmInput, VmFacts, VmSpec
 from playbooks import PLAYBOOK_DIR
+from provisioners.ansible import AnsibleProvisioner
 from tests.helpers import assert_eventually, run_processes
 from tests.libvirt.collections import collections_path, installed
 from tests.proxmox.cluster import TEMPLATES, PveCluster

@@ -20,11 +20,11 @@ import yaml
 from temporalio.client import Client
 
 from activities.bootstrap_tokens import NAMESPACE
-from activities.vm_templates import VmTemplate
 from contracts.spare import SPARE_LABEL, Phase, ReleaseRequest
 from hypervisors.proxmox.inventory import ProxmoxInventory
 from placement.models import Taint
 from runtime.settings import Settings
+from runtime.vm_templates import VmTemplate
 from tests.helpers import assert_eventually
 from tests.libvirt.collections import collections_path, installed
 from tests.libvirt.test_real_spare import LAB_JOIN, ready_or_failed, record_tokens

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from activities.provisioning import AnsibleProvisioner
 from contracts.vm import VmSpec
 from lab.hypervisor import LabHypervisor
+from provisioners.ansible import AnsibleProvisioner
 
 REPO = Path(__file__).resolve().parents[2]
 

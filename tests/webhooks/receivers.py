@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from pydantic import SecretStr
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from activities.notify import ReceiverConfig
+from runtime.receivers import ReceiverConfig
 from webhooks.signing import generate_secret
 
 

@@ -23,12 +23,13 @@ from activities.kubernetes import (
     WaitNodeReadyInput,
 )
 from activities.ledger import LedgerActivities
-from activities.notify import NotifyActivities, PlanNotificationsInput, PlanNotificationsResult
-from activities.provisioning import CreateVmInput, DestroyVmInput, ProvisioningActivities
+from activities.notify import NotifyActivities
+from activities.provisioning import ProvisioningActivities
 from activities.spare_ids import EarlierRunInput, EarlierRunResult, SpareIdActivities
 from activities.warm_pools import WarmActivities
 from contracts.ledger import FreeInput, FreeResult, Reservation, ReserveInput, ReserveResult
-from contracts.vm import VmFacts
+from contracts.notify import PlanNotificationsInput, PlanNotificationsResult
+from contracts.vm import CreateVmInput, DestroyVmInput, VmFacts
 from contracts.warm import WarmCandidatesInput, WarmCandidatesResult
 
 NOT_READY = ["Ready=False (KubeletNotReady)"]

@@ -9,9 +9,9 @@ import nats
 from pydantic import SecretStr
 from temporalio.client import Client
 
-from activities.event_bus import EventBusConfig
 from contracts.release import release_workflow_id
 from contracts.spare import Phase, ReleaseRequest
+from runtime.event_bus import EventBusConfig
 from runtime.settings import Settings
 from tests.stack import running_stack, wait_phase
 from tests.webhooks.nats_server import nats_server

@@ -17,10 +17,11 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import ActivityEnvironment
 
-from activities.provisioning import AnsibleProvisioner, CreateVmInput, ProvisioningActivities
+from activities.provisioning import ProvisioningActivities
 from contracts.spare import Phase, ReleaseRequest
-from contracts.vm import VmSpec
+from contracts.vm import CreateVmInput, VmSpec
 from lab.gitlab import LabGitLab
+from provisioners.ansible import AnsibleProvisioner
 from runtime.settings import Settings
 from tests.helpers import assert_eventually
 from tests.stack import Stack, ledger_reservations, running_stack, wait_phase

@@ -17,9 +17,9 @@ from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client, WorkflowHandle
 
-from activities.notify import ReceiverConfig
 from contracts.release import release_workflow_id
 from contracts.spare import Phase, ReleaseRequest
+from runtime.receivers import ReceiverConfig
 from runtime.settings import Settings
 from tests.helpers import assert_eventually
 from tests.stack import Stack, running_stack, wait_phase

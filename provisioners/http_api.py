@@ -10,9 +10,10 @@ One HTTP client per worker, not one per call.
 from __future__ import annotations
 
 from contracts.vm import VmFacts, VmSpec
+from runtime.http_client import HttpClient, HttpUnreachable, Reply
 
-from .http_client import HttpClient, HttpUnreachable, Reply
-from .provisioning import Progress, ProvisioningFailed, finish_first
+from .contract import Progress, ProvisioningFailed
+from .stopping import finish_first
 
 HTTP_TIMEOUT_SECONDS = 60.0
 _RETRYABLE_4XX = {408, 429}

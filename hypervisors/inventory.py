@@ -1,4 +1,6 @@
-"""Where an inventory snapshot (the PLACEMENT.md JSON form) comes from: a file or a URL.
+"""Where an inventory snapshot (the PLACEMENT.md JSON form) comes from: a file, a URL, or a
+hypervisor's own API with a site file (`<hypervisor>:<site.yaml>`, read by
+`hypervisors/<hypervisor>/inventory.py`).
 
 Activities fetch the snapshot themselves so thousands of hosts never pass through workflow
 history. A broken document is a non-retryable `InventoryInvalid` (retrying reads the same
@@ -8,21 +10,24 @@ bytes); an HTTP failure is a retryable `InventoryUnavailable` (the source may co
 from __future__ import annotations
 
 import asyncio
+import importlib
 from pathlib import Path
 from typing import Any, Protocol
 
 import yaml
 from temporalio.exceptions import ApplicationError
 
-from hypervisors import site_inventory
-from hypervisors.site import inventory_invalid
+from runtime.http_client import HttpClient, HttpUnreachable
 
-from .http_client import HttpClient, HttpUnreachable
+from . import SITE_INVENTORIES
+from .site import inventory_invalid
 
 HTTP_TIMEOUT_SECONDS = 30.0
 
 
 class InventorySource(Protocol):
+    """Reads one snapshot of an inventory, fresh on every call."""
+
     async def load(self) -> dict[str, Any]: ...
 
 
@@ -82,6 +87,16 @@ class HttpInventory:
         except ValueError as err:
             raise inventory_invalid(self.url, f"not JSON: {err}") from err
         return check_document(self.url, data)
+
+
+def site_inventory(spec: str) -> InventorySource | None:
+    """The reader for `<name>:<site.yaml>`, or None when `spec` names no hypervisor."""
+    name, colon, path = spec.partition(":")
+    if not colon or name not in SITE_INVENTORIES:
+        return None
+    module, cls = SITE_INVENTORIES[name]
+    reader: InventorySource = getattr(importlib.import_module(module), cls)(Path(path))
+    return reader
 
 
 def inventory_source(spec: str, http: HttpClient | None = None) -> InventorySource:

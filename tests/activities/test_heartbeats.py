@@ -9,7 +9,7 @@ from typing import Any
 
 from temporalio.testing import ActivityEnvironment
 
-from activities.timeouts import QUIET_SECONDS, QuietHeartbeat
+from activities.heartbeats import QUIET_SECONDS, QuietHeartbeat
 
 
 def recording_env() -> tuple[ActivityEnvironment, list[tuple[Any, ...]]]:

@@ -36,7 +36,7 @@ from pydantic import SecretStr, ValidationError
 
 from contracts.vm import VmFacts, VmSpec
 
-from .provisioning import TRANSIENT_MARKER, Progress, ProvisioningFailed
+from .contract import TRANSIENT_MARKER, Progress, ProvisioningFailed
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
