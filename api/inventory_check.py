@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 
-from hypervisors.inventory import read_inventory
 from contracts.spare import NODE_REGEX_ANNOTATION
+from hypervisors.inventory import read_inventory
 from placement.models import ExistingVm, Host, Near
 from placement.table import HostTable
 from placement.topology import near_domain

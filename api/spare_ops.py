@@ -34,7 +34,6 @@ from temporalio.common import (
 from temporalio.exceptions import ApplicationError, FailureError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.clusters import NotAllowed
 from activities.ledger import free_group, reserve_group
 from activities.spare_ids import SPARE_ID_USED
 from activities.warm_pools import matching_pools
@@ -54,6 +53,7 @@ from contracts.spare import (
 )
 from contracts.warm import WarmCandidatesInput, WarmInfo
 from placement.models import ExistingVm, Host
+from runtime.clusters import NotAllowed
 from runtime.settings import Settings
 from runtime.vm_templates import SiteTemplates
 

@@ -31,8 +31,8 @@ from pydantic_settings import (
 )
 from rich.console import Console
 
-from activities.clusters import ClusterConfig
 from placement.errors import field_path
+from runtime.clusters import ClusterConfig
 from runtime.receivers import ReceiverConfig
 from runtime.settings import CONFIG_ENV, DEFAULT_SECRETS_DIR, REPO_ROOT, SECRETS_DIR_ENV, Settings
 from runtime.temporal_profile import TemporalProfileError, TemporalProfileSource, origin

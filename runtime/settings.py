@@ -32,11 +32,11 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
-from activities.clusters import ClusterConfig, ClusterRegistry
 from contracts.common import TASK_QUEUE
 from contracts.drain import DrainPolicy
 from contracts.warm import WarmPoolSpec
 from playbooks import PLAYBOOK_DIR
+from runtime.clusters import ClusterConfig, ClusterRegistry
 from runtime.event_bus import EventBusConfig
 from runtime.receivers import ReceiverConfig
 from runtime.vm_templates import SiteTemplates, VmTemplate

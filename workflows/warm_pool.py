@@ -27,9 +27,9 @@ with workflow.unsafe.imports_passed_through():
     from activities.ledger import LedgerActivities
     from activities.notify import NotifyActivities
     from activities.warm_pools import WarmActivities
-    from contracts.release import RELEASE_SPARE, ReleaseInput, release_workflow_id
     from contracts import metrics
     from contracts.notify import PlanNotificationsInput, PlanNotificationsResult
+    from contracts.release import RELEASE_SPARE, ReleaseInput, release_workflow_id
     from contracts.spare import (
         PREPARE_SPARE,
         REQUEST_RELEASE_SIGNAL,

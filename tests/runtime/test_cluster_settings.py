@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from activities.clusters import NotAllowed
+from runtime.clusters import NotAllowed
 from runtime.settings import Settings
 
 
