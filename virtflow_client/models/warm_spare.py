@@ -34,6 +34,7 @@ class WarmSpare:
             generation (str):
             started_at (datetime.datetime):
             phase (WarmSparePhase | Unset):  Default: WarmSparePhase.COMING_UP.
+            build_id (None | str | Unset):
             ready_since (datetime.datetime | None | Unset):
             reservation (None | Reservation | Unset):
             vm (None | Unset | VmFacts):
@@ -44,6 +45,7 @@ class WarmSpare:
     generation: str
     started_at: datetime.datetime
     phase: WarmSparePhase | Unset = WarmSparePhase.COMING_UP
+    build_id: None | str | Unset = UNSET
     ready_since: datetime.datetime | None | Unset = UNSET
     reservation: None | Reservation | Unset = UNSET
     vm: None | Unset | VmFacts = UNSET
@@ -67,6 +69,12 @@ class WarmSpare:
         if not isinstance(self.phase, Unset):
             phase = self.phase.value
 
+
+        build_id: None | str | Unset
+        if isinstance(self.build_id, Unset):
+            build_id = UNSET
+        else:
+            build_id = self.build_id
 
         ready_since: None | str | Unset
         if isinstance(self.ready_since, Unset):
@@ -108,6 +116,8 @@ class WarmSpare:
         })
         if phase is not UNSET:
             field_dict["phase"] = phase
+        if build_id is not UNSET:
+            field_dict["build_id"] = build_id
         if ready_since is not UNSET:
             field_dict["ready_since"] = ready_since
         if reservation is not UNSET:
@@ -143,6 +153,16 @@ class WarmSpare:
             phase = WarmSparePhase(_phase)
 
 
+
+
+        def _parse_build_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        build_id = _parse_build_id(d.pop("build_id", UNSET))
 
 
         def _parse_ready_since(data: object) -> datetime.datetime | None | Unset:
@@ -220,6 +240,7 @@ class WarmSpare:
             generation=generation,
             started_at=started_at,
             phase=phase,
+            build_id=build_id,
             ready_since=ready_since,
             reservation=reservation,
             vm=vm,
