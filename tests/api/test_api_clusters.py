@@ -10,8 +10,8 @@ from pydantic import SecretStr
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.notify import ReceiverConfig
 from runtime.clusters import ClusterConfig
+from runtime.receivers import ReceiverConfig
 from runtime.settings import Settings
 from tests.api.api_helpers import asgi_client, spare_body
 from tests.known_secrets import WEBHOOK_SECRET

@@ -17,9 +17,9 @@ import pytest
 from pydantic import SecretStr
 from temporalio.client import Client
 
-from activities.clusters import ClusterConfig
-from activities.notify import ReceiverConfig
 from contracts.warm import WarmPoolSpec
+from runtime.clusters import ClusterConfig
+from runtime.receivers import ReceiverConfig
 from runtime.settings import Settings, TokenGrant
 from tests.api.api_helpers import asgi_client, spare_body
 from tests.known_secrets import WEBHOOK_SECRET
