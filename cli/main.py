@@ -1,7 +1,9 @@
 """The `virtflow` command line.
 
 Exit codes: 0 ok, 1 a failed spare or a runtime error (Temporal down, worker died), 2 bad
-input (invalid request, unknown spare, bad settings). Errors are one readable line.
+input (invalid request, unknown spare, bad settings); `replay` gives its own verdicts (0 all
+replay, 1 a divergence, 2 could not run). Errors are one readable line. Operator commands
+connect without the worker's Prometheus endpoint, so they run beside a worker in its Pod.
 """
 
 from __future__ import annotations
