@@ -18,7 +18,11 @@ holds VM disks. The site file adds what the API cannot know:
 
 Every non-template VM counts against its node, running or not (a stopped VM starts again with
 its size, as CAPMOX counts). A VM is virtflow's when it carries the tag `virtflow`; its tag
-`virtflow-group.<group>` is its anti-affinity group. A node that is offline is listed
+`virtflow-group.<group>` is its anti-affinity group. The tags come with the configuration, so a
+VM named as a spare without them (a create stopped between the clone and the configuration) is
+virtflow's when the description the clone gave it says so (`virtflow: <name>`, read from its
+config). A node's disk room is what `vm_storage` has free plus what its VMs' disks hold, so
+placement sees a full storage as full. A node that is offline is listed
 unschedulable. Proxmox has no node tags: labels come from the site file.
 """
 
@@ -32,11 +36,14 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.exceptions import ApplicationError
 
+from contracts.spare import SPARE_ID_PREFIX
 from hypervisors.site import HostFacts, SiteHost, inventory_invalid, read_site
 
 SCHEME = "proxmox:"
 VIRTFLOW_TAG = "virtflow"
 GROUP_TAG_PREFIX = "virtflow-group."
+# The description the create's clone gives a VM (vars/settings.yml: proxmox_description).
+DESCRIPTION_PREFIX = "virtflow: "
 MIB = 1024**2
 GIB = 1024**3
 T = TypeVar("T")
@@ -174,12 +181,15 @@ class ProxmoxInventory:
         host["vm_count"] = len(guests)
         if site.vm_storage is not None and "disk_gb_capacity" not in host:
             storage = self._storage(api, name, site.vm_storage)
-            host["disk_gb_capacity"] = int(storage.get("total") or 0) // GIB
-            host["disk_gb_allocated"] = sum(int(vm.get("maxdisk") or 0) for vm in guests) // GIB
+            allocated = sum(int(vm.get("maxdisk") or 0) for vm in guests)
+            # Free room, not the total: whatever else fills the storage (other nodes' disks on a
+            # shared one, backups, images) leaves placement only what is free.
+            host["disk_gb_capacity"] = (allocated + int(storage.get("avail") or 0)) // GIB
+            host["disk_gb_allocated"] = allocated // GIB
         ours = []
         for vm in guests:
             tags = _tags(vm.get("tags"))
-            if VIRTFLOW_TAG in tags:
+            if VIRTFLOW_TAG in tags or self._cloned_by_virtflow(api, name, vm):
                 groups = [
                     t.removeprefix(GROUP_TAG_PREFIX) for t in tags if t.startswith(GROUP_TAG_PREFIX)
                 ]
@@ -191,6 +201,19 @@ class ProxmoxInventory:
                     }
                 )
         return host, ours
+
+    def _cloned_by_virtflow(self, api: Any, node: str, vm: dict[str, Any]) -> bool:
+        """An untagged VM named as a spare whose clone described it as virtflow's."""
+        vm_name = str(vm.get("name", ""))
+        if not vm_name.startswith(SPARE_ID_PREFIX):
+            return False
+        vmid = int(vm["vmid"])
+        config = self._call(
+            f"GET /nodes/{node}/qemu/{vmid}/config",
+            lambda: api.nodes(node).qemu(vmid).config.get(),
+        )
+        description = str(config.get("description") or "")
+        return description.strip() == f"{DESCRIPTION_PREFIX}{vm_name}"
 
     def _storage(self, api: Any, node: str, storage: str) -> dict[str, Any]:
         listed = self._call(f"GET /nodes/{node}/storage", lambda: api.nodes(node).storage.get())

@@ -11,8 +11,9 @@ from temporalio.exceptions import ApplicationError
 
 from hypervisors.inventory import inventory_source
 from hypervisors.proxmox.inventory import ProxmoxInventory
+from placement.engine import place
 from placement.models import PlacementInput
-from tests.proxmox.cluster import TEMPLATES, TOKEN_ID, TOKEN_USER, PveCluster
+from tests.proxmox.cluster import GIB, TEMPLATES, TOKEN_ID, TOKEN_USER, PveCluster
 
 
 def site_file(tmp_path: Path, pve: PveCluster, secret: str | None = None, **extra: Any) -> Path:
@@ -43,10 +44,14 @@ async def test_nodes_vms_and_ids_come_from_the_api(tmp_path: Path, pve: PveClust
     # pve1 holds someone else's running VM (4 vCPUs, 8 GiB, 32 GiB disk); templates count nothing.
     assert (hosts["pve1"]["cpu_allocated"], hosts["pve1"]["memory_mb_allocated"]) == (4, 8192)
     assert hosts["pve1"]["disk_gb_allocated"] == 32
+    # The disk room is what the storage has free (plus what the node's VMs hold), not its size.
+    free = pve.pve.storages["local-lvm"]["avail"] // GIB
+    assert free < 500
+    assert hosts["pve1"]["disk_gb_capacity"] == 32 + free
     assert hosts["pve1"]["vm_count"] == 1
     assert (hosts["pve3"]["cpu_allocated"], hosts["pve3"]["vm_count"]) == (0, 0)
     assert hosts["pve2"]["cpu_capacity"] == 4 and hosts["pve2"]["memory_mb_capacity"] == 8192
-    assert hosts["pve2"]["disk_gb_capacity"] == 500
+    assert hosts["pve2"]["disk_gb_capacity"] == free
     # The site file's facts: defaults, and a node's own over them.
     assert hosts["pve1"]["pool"] == "general" and hosts["pve1"]["cpu_allocation_ratio"] == 4.0
     assert hosts["pve2"]["rack"] == "r2"
@@ -57,6 +62,19 @@ async def test_nodes_vms_and_ids_come_from_the_api(tmp_path: Path, pve: PveClust
     # Someone else's VM is room taken, not a virtflow VM.
     assert doc["existing_vms"] == []
     PlacementInput.model_validate({**doc, "request": {"name": "x", "cpu": 1, "memory_mb": 512}})
+
+
+async def test_a_full_storage_leaves_placement_no_disk_room(
+    tmp_path: Path, pve: PveCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Filled by something other than the nodes' VMs (backups, images, another cluster's disks).
+    monkeypatch.setitem(pve.pve.storages["local-lvm"], "avail", 0)
+    doc = await ProxmoxInventory(site_file(tmp_path, pve)).load()
+    for host in doc["hosts"]:
+        assert host["disk_gb_capacity"] == host["disk_gb_allocated"], host
+    request = {"name": "x", "cpu": 1, "memory_mb": 512, "disk_gb": 10}
+    decision = place(PlacementInput.model_validate({**doc, "request": request}))
+    assert decision.host is None, decision
 
 
 async def test_an_offline_node_is_listed_unschedulable(tmp_path: Path, pve: PveCluster) -> None:
