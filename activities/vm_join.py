@@ -2,9 +2,12 @@
 
 `prepare` runs inside the create activity: it picks the site's template, makes a bootstrap
 token, and renders the user data (node name, labels, taints, API server, its CA, the token)
-into the VM spec handed to the provisioner. `adopt` runs once the Node is Ready: virtflow
-applies the spare's labels and the template's taints itself (as Cluster API syncs Machine
-labels to Nodes), so they never depend on the guest, and deletes the spare's tokens.
+into the VM spec handed to the provisioner. The taints are the ones the Node registers with
+(kubeadm's `nodeRegistration.taints`, a kubelet's `--register-with-taints`): the template's,
+and a warm spare's `virtflow.io/warm`, so that Node is never schedulable before its claim.
+`adopt` runs once the Node is Ready: virtflow applies the spare's labels and the template's
+taints itself (as Cluster API syncs Machine labels to Nodes), so they never depend on the
+guest, and deletes the spare's tokens.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
 from contracts.vm import VmSpec
+from placement.models import Taint
 from runtime.vm_templates import SiteTemplates, render_user_data
 
 from .bootstrap_tokens import TokenTaken, create_token, delete_token
@@ -98,7 +102,7 @@ class Joiner:
                 {
                     "node_name": spec.name,
                     "labels": {**template.labels, **spec.labels},
-                    "taints": [t.model_dump() for t in template.taints],
+                    "taints": registration_taints(template.taints, spec.taints),
                     "api_server": server,
                     "api_server_name": template.api_server_name
                     or urlsplit(endpoint.server).hostname,
@@ -117,6 +121,15 @@ class Joiner:
 
     async def forget(self, node_name: str) -> None:
         await delete_token(self._kube(), node_name)
+
+
+def registration_taints(template: list[Taint], spare: list[Taint]) -> list[dict[str, str]]:
+    """What the join registers the Node with (`--register-with-taints`): the template's
+    taints and the spare's own (a warm spare's), each key and effect once."""
+    taints: dict[tuple[str, str], Taint] = {}
+    for taint in [*template, *spare]:
+        taints.setdefault((taint.key, taint.effect), taint)
+    return [t.model_dump() for t in taints.values()]
 
 
 async def adopt_node(

@@ -17,6 +17,7 @@ from placement.models import (
     LabelMap,
     Near,
     NodeAffinity,
+    Taint,
     Tolerations,
     TopologyKey,
     TopologySpreadConstraint,
@@ -30,7 +31,7 @@ from placement.topology_record import PlacedTopology
 from .common import ANY_POOL, CLUSTER, PHASE, POOL
 from .timeouts import ActivityTimeouts
 from .vm import VmFacts, VmSpec
-from .warm import WarmInfo
+from .warm import WARM_LABEL, WarmInfo
 
 PREPARE_SPARE = "PrepareSpare"
 STATUS_QUERY = "status"
@@ -230,10 +231,18 @@ class SpareRequest(VmShape):
             vmid=reservation.vmid,
             anti_affinity_group=self.anti_affinity_group,
             labels=self.spare_labels(spare_id),
+            taints=self.registration_taints(),
             template=self.template,
             pool=self.pool,
             **self.shape(),
         )
+
+    def registration_taints(self) -> list[Taint]:
+        """A warm spare's Node registers tainted `virtflow.io/warm` (NoSchedule): nothing
+        lands on it before a request claims it, not even between Ready and its warm mark."""
+        if self.warm_pool is None:
+            return []
+        return [Taint(key=WARM_LABEL, value=self.warm_pool, effect="NoSchedule")]
 
     def spare_labels(self, spare_id: str) -> dict[str, str]:
         """The labels of the spare's VM and of its Node."""

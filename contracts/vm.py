@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from placement.models import MAX_VMID, VmShape
+from placement.models import MAX_VMID, Taint, VmShape
 from webhooks.events import VmFacts
 
 __all__ = [
@@ -34,6 +34,9 @@ class VmSpec(VmShape):
     vmid: int | None = Field(default=None, ge=1, le=MAX_VMID)
     anti_affinity_group: str | None = None
     labels: dict[str, str] = Field(default_factory=dict)
+    # The taints the Node is registered with (a kubelet's `--register-with-taints`): there
+    # from the Node's first moment, not patched on once it is Ready.
+    taints: list[Taint] = Field(default_factory=list)
     image: str | None = None
     network: str | None = None
     # Filled in by the create activity from the site template, never by a workflow: the user

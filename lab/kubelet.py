@@ -242,23 +242,41 @@ class Kubelet:
         labels: dict[str, str],
         cpu: int = 2,
         memory_mb: int = 2048,
+        taints: list[Obj] | None = None,
     ) -> None:
-        await self.api.run_in_loop(lambda: self._register(name, ip, labels, cpu, memory_mb))
+        """The VM's kubelet starts and registers its Node, with `labels` (`--node-labels`)
+        and `taints` (`--register-with-taints`) as its join configured them."""
+        await self.api.run_in_loop(
+            lambda: self._register(name, ip, labels, cpu, memory_mb, taints or [])
+        )
 
     async def vm_stopped(self, name: str) -> None:
         await self.api.run_in_loop(lambda: self._unregister(name))
 
     async def _register(
-        self, name: str, ip: str | None, labels: dict[str, str], cpu: int, memory_mb: int
+        self,
+        name: str,
+        ip: str | None,
+        labels: dict[str, str],
+        cpu: int,
+        memory_mb: int,
+        taints: list[Obj],
     ) -> None:
         rule = self.behaviour(name)
         store = self.api.store
         node = self._node(name, ip, labels, rule, cpu, memory_mb)
-        if store.get("nodes", "", name) is None:
+        existing = store.get("nodes", "", name)
+        if existing is None:
+            # Registration taints are in the Node from its creation, as a kubelet's are.
+            node["spec"]["taints"] += [dict(t) for t in taints]
             created = store.create("nodes", "", node)
             self._event(name, "Starting", "Starting kubelet.")
             self._event(name, "RegisteredNode", f"Node {name} event: Registered Node {name}")
-        else:  # a restarted VM re-registers, as a kubelet would
+        else:
+            # A restarted VM re-registers, as a kubelet would: the Node exists, so its
+            # registration taints are not applied again; the taints others set stay.
+            kept = [t for t in existing["spec"].get("taints") or [] if t["key"] != NOT_READY_TAINT]
+            node["spec"]["taints"] += kept
             created = store.replace("nodes", "", name, node)
         self._renew_lease(name, created["metadata"]["uid"])
         proxy = _ensure(store, "daemonsets", _controller("kube-system", "kube-proxy", "kube-proxy"))

@@ -34,7 +34,14 @@ class LabStack:
         self.kubeconfig = Path()
 
     async def _boot(self, vm: LabVm) -> None:
-        await self.kubelet.vm_started(vm.name, vm.ip, vm.labels, vm.cpu, vm.memory_mb)
+        await self.kubelet.vm_started(
+            vm.name,
+            vm.ip,
+            vm.labels,
+            vm.cpu,
+            vm.memory_mb,
+            taints=[t.model_dump() for t in vm.taints],
+        )
 
     async def _halt(self, name: str) -> None:
         await self.kubelet.vm_stopped(name)

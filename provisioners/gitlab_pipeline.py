@@ -78,9 +78,10 @@ def pipeline_variables(
     """The trigger variables: strings only, absent values left out, user data sealed."""
     values: dict[str, Any] = {"VIRTFLOW_ACTION": action, **{k.upper(): v for k, v in names.items()}}
     if spec is not None:
-        # One variable per field of the spec: `VM_<FIELD>`, the labels as JSON.
+        # One variable per field of the spec: `VM_<FIELD>`, the labels and taints as JSON.
         fields = spec.model_dump(exclude={"user_data"})
         fields["labels"] = json.dumps(spec.labels, sort_keys=True)
+        fields["taints"] = json.dumps(fields["taints"])
         values |= {f"VM_{name.upper()}": value for name, value in fields.items()}
         if spec.user_data is not None:
             if user_data_key is None:

@@ -99,6 +99,10 @@ def extravars(env: dict[str, str]) -> dict[str, Any]:
     if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
         raise ValueError("VM_LABELS must be a JSON object of strings")
     request["vm_labels"] = labels
+    taints = json.loads(env.get("VM_TAINTS") or "[]")
+    if not isinstance(taints, list) or not all(isinstance(t, dict) for t in taints):
+        raise ValueError("VM_TAINTS must be a JSON list of {key, value, effect} objects")
+    request["vm_taints"] = taints
     provider = env.get("VIRTFLOW_PROVIDER") or site.get("provider")
     if not provider:
         raise ValueError(

@@ -13,6 +13,7 @@ from lightkube.resources.core_v1 import Node, Pod
 from lab.kube_api import KubeApiServer
 from lab.kube_testing import KubeLab, eventually, kube_lab
 from lab.kubelet import NOT_READY_TAINT, UNREACHABLE_TAINT, Kubelet
+from tests.kubectl import kubectl, kubectl_json, needs_kubectl
 
 
 @pytest.fixture
@@ -147,3 +148,35 @@ async def test_kubelet_pods_have_controller_owners_that_exist(lab: KubeLab) -> N
         resource = {"DaemonSet": "daemonsets", "ReplicaSet": "replicasets"}[owner["kind"]]
         found = lab.api.store.get(resource, pod["metadata"]["namespace"], owner["name"])
         assert found is not None and found["metadata"]["uid"] == owner["uid"]
+
+
+def taint_triples(node: dict[str, Any]) -> list[tuple[str, str | None, str]]:
+    return [(t["key"], t.get("value"), t["effect"]) for t in node["spec"].get("taints") or []]
+
+
+@needs_kubectl
+async def test_a_node_registers_with_its_registration_taints_once_as_a_kubelet_does(
+    lab: KubeLab,
+) -> None:
+    warm = {"key": "virtflow.io/warm", "value": "p1", "effect": "NoSchedule"}
+    lab.kubelet.set_behaviour("vm1", never_ready=True)  # Ready when the test says
+    await lab.kubelet.vm_started("vm1", "10.0.0.7", {}, taints=[warm])
+    # From the Node's first moment: registered, not patched on later.
+    registered = await kubectl_json(lab.kubeconfig, "get", "node", "vm1")
+    assert taint_triples(registered) == [
+        (NOT_READY_TAINT, None, "NoSchedule"),
+        ("virtflow.io/warm", "p1", "NoSchedule"),
+    ]
+    await lab.kubelet.mark_ready("vm1")
+    ready_node = await kubectl_json(lab.kubeconfig, "get", "node", "vm1")
+    assert taint_triples(ready_node) == [("virtflow.io/warm", "p1", "NoSchedule")]
+
+    # Taken off (as a claim does), it stays off when the VM restarts: a kubelet applies its
+    # registration taints only when it creates the Node.
+    await kubectl(lab.kubeconfig, "taint", "node", "vm1", "virtflow.io/warm-")
+    await lab.kubelet.vm_started("vm1", "10.0.0.7", {}, taints=[warm])
+    assert taint_triples(await kubectl_json(lab.kubeconfig, "get", "node", "vm1")) == [
+        (NOT_READY_TAINT, None, "NoSchedule")
+    ]
+    await lab.kubelet.mark_ready("vm1")
+    assert taint_triples(await kubectl_json(lab.kubeconfig, "get", "node", "vm1")) == []

@@ -19,6 +19,7 @@ from contracts.spare import SPARE_ID_LABEL, Phase, ReleaseRequest
 from contracts.warm import WARM_LABEL
 from contracts.warm import warm_pool_workflow_id as pool_id
 from tests.helpers import assert_ended_quietly, assert_eventually
+from tests.kubectl import json_stream, kubectl_command, kubectl_env, needs_kubectl
 from tests.stack import Stack, ledger_reservations, wait_phase
 from tests.warm_stack import (
     SHAPE,
@@ -151,6 +152,44 @@ async def test_a_pool_fills_hands_a_spare_over_refills_and_drains(
 
     await assert_eventually(drained)
     assert not any(pool_name in name for name in stack.lab.hypervisor.vms)
+
+
+@needs_kubectl
+async def test_a_warm_node_is_never_schedulable_not_even_as_it_becomes_ready(
+    stack: Stack, pool_name: str
+) -> None:
+    """Every state of every warm Node the API ever showed, as `kubectl get --watch` saw it:
+    from its registration on, it carries the warm taint."""
+    kubeconfig = stack.settings.kubeconfig
+    assert kubeconfig is not None
+    store = stack.lab.kube.store
+    watches = store.watch_count
+    watch = await asyncio.create_subprocess_exec(
+        *kubectl_command(kubeconfig, "get", "nodes", "--watch", "-o", "json"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=kubectl_env(kubeconfig),
+    )
+    try:
+
+        async def watching() -> None:
+            assert store.watch_count > watches, "kubectl does not watch yet"
+
+        await assert_eventually(watching)  # from here on it sees every change
+        await apply_warm_pools(stack.client, stack.settings, stack.task_queue)
+        view = await wait_pool(stack, pool_name, ready=3)
+    finally:
+        watch.terminate()
+        out, err = await watch.communicate()
+    seen = [n for n in json_stream(out.decode()) if pool_name in n["metadata"]["name"]]
+    assert {n["metadata"]["name"] for n in seen} == {s.spare_id for s in view.spares}, err
+    for state in seen:
+        assert warm_taints(state), f"a warm Node without its taint: {state}"
+        assert warm_taints(state)[0] == {
+            "key": WARM_LABEL,
+            "value": pool_name,
+            "effect": "NoSchedule",
+        }
 
 
 async def test_concurrent_requests_never_share_a_warm_spare(stack: Stack, pool_name: str) -> None:
