@@ -8,22 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pydantic import BaseModel
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
-from hypervisors.inventory import InventorySource
+from contracts.hosts import HostAddressInput, HostAddressResult
+from hypervisors.inventory import InventorySource, source_named
 
 ADDRESS_FIELDS = ("ip", "address")
-
-
-class HostAddressInput(BaseModel):
-    inventory: str
-    host: str
-
-
-class HostAddressResult(BaseModel):
-    ip: str | None = None
 
 
 class HostActivities:
@@ -32,13 +22,7 @@ class HostActivities:
 
     @activity.defn
     async def host_address(self, inp: HostAddressInput) -> HostAddressResult:
-        source = self._inventories.get(inp.inventory)
-        if source is None:
-            # Configuration, not weather: retrying cannot make the inventory appear.
-            raise ApplicationError(
-                f"unknown inventory '{inp.inventory}'", type="UnknownInventory", non_retryable=True
-            )
-        document = await source.load()
+        document = await source_named(self._inventories, inp.inventory).load()
         for host in document["hosts"]:
             if isinstance(host, dict) and host.get("name") == inp.host:
                 found = next((host[f] for f in ADDRESS_FIELDS if host.get(f)), None)

@@ -24,66 +24,25 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Callable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import httpx2
 from lightkube import AsyncClient
 from lightkube.resources.core_v1 import Node
-from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
+from contracts.kubernetes import NodeHealthResult, WatchNodeHealthInput
 from contracts.spare import RELEASING_ANNOTATION, SPARE_ID_LABEL
 
 from .heartbeats import QuietHeartbeat, heartbeat_interval
+from .node_conditions import health_problems
 
-UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 FIRST_RETRY_SECONDS = 0.1
 RESYNC_SECONDS = 300
 RETRY_CAP_SECONDS = 10
 # Tells a failure that will not heal (a rejected token) from one that may.
 Permanent = Callable[[httpx2.HTTPStatusError], ApplicationError | None]
-
-
-class WatchNodeHealthInput(BaseModel):
-    node_name: str
-    # How long the Node must stay unhealthy before it is reported (MachineHealthCheck: 300).
-    unhealthy_after_seconds: float = Field(default=300, gt=0)
-    until: Literal["unhealthy", "healthy"] = "unhealthy"
-    poll_hint_seconds: float = Field(default=5, gt=0)
-    # Set for a warm spare: the watch ends (as `releasing`) once the Node's spare-id label
-    # names another spare, the one that claimed it.
-    owner: str | None = None
-
-
-class NodeHealthResult(BaseModel):
-    node_name: str
-    healthy: bool
-    # What is wrong, in words: "Ready=Unknown (NodeStatusUnknown), taint node.kubernetes.io/...".
-    reason: str = ""
-    since: datetime | None = None
-    # The Node is being released (cordoned by a release) or was taken over: the hold is over.
-    releasing: bool = False
-
-
-def health_problems(node: Node | Mapping[str, Any] | None) -> list[str]:
-    """What makes a held Node unhealthy; empty means healthy. A cordon is not a problem: the
-    upgrade controller may cordon its spare on purpose."""
-    if node is None:
-        return ["node not found"]
-    data: Mapping[str, Any] = node if isinstance(node, Mapping) else node.to_dict()
-    conditions = {c.get("type"): c for c in (data.get("status") or {}).get("conditions") or []}
-    problems: list[str] = []
-    ready = conditions.get("Ready")
-    if ready is None:
-        problems.append("Ready condition not reported")
-    elif ready.get("status") != "True":
-        reason = f" ({ready['reason']})" if ready.get("reason") else ""
-        problems.append(f"Ready={ready.get('status', 'Unknown')}{reason}")
-    taints = {t.get("key") for t in (data.get("spec") or {}).get("taints") or []}
-    if UNREACHABLE_TAINT in taints:
-        problems.append(f"taint {UNREACHABLE_TAINT}")
-    return problems
 
 
 class _Health:

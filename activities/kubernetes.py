@@ -4,7 +4,8 @@ One lightkube AsyncClient per worker, built lazily from a kubeconfig (None = the
 service account, else `KUBECONFIG`, else `~/.kube/config`), so the same code talks to the lab
 API and to a real cluster.
 Connection failures and 5xx are plain exceptions (Temporal retries them); other 4xx except
-404/409/429 are non-retryable ApplicationErrors typed `Kubernetes<Reason>`.
+404, 409, 410 and 429 (`_TOLERATED`: gone, exists, expired, throttled) are non-retryable
+ApplicationErrors typed `Kubernetes<Reason>`.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncGenerator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 import httpx2
 import msgspec
@@ -24,41 +25,31 @@ from lightkube.models.core_v1 import EventSource, ObjectReference
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Event, Node
 from lightkube.types import PatchType
-from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from contracts import metrics
 from contracts.drain import DrainNodeInput, DrainNodeResult, DrainOutcome, DrainPolicy
+from contracts.kubernetes import (
+    CheckNodeReadyInput,
+    ClusterSparesInput,
+    NodeAdoption,
+    NodeHealthResult,
+    NodeNameInput,
+    NodeReadyResult,
+    UnhealthySparesResult,
+    WaitNodeReadyInput,
+    WatchNodeHealthInput,
+)
 from contracts.spare import CLUSTER_LABEL, RELEASING_ANNOTATION, SPARE_LABEL
 
 from .heartbeats import QuietHeartbeat, heartbeat_interval
 from .kube_drain import drain_node
-from .kube_health import (
-    NodeHealthResult,
-    NodeWatchHub,
-    WatchNodeHealthInput,
-    health_problems,
-    watch_node_health,
-)
-
-__all__ = [
-    "DrainNodeInput",
-    "DrainNodeResult",
-    "KubernetesActivities",
-    "NodeHealthResult",
-    "WatchNodeHealthInput",
-]
+from .kube_health import NodeWatchHub, watch_node_health
+from .node_conditions import health_problems, readiness_gaps
 
 # The `source.component` of the Events virtflow records on its Nodes.
 EVENT_SOURCE = "virtflow"
-# Startup taints that mean "not ready for workloads yet", whatever the Ready condition says.
-BLOCKING_TAINTS = (
-    "node.kubernetes.io/not-ready",
-    "node.kubernetes.io/unreachable",
-    "node.kubernetes.io/uninitialized",
-    "node.cloudprovider.kubernetes.io/uninitialized",
-)
 # Where a Pod's service account token, CA and namespace are mounted.
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 # The Event recorded on the Node after a drain: reason and type.
@@ -73,81 +64,12 @@ FIRST_RETRY_SECONDS = 0.1
 _TOLERATED = {404, 409, 410, 429}
 
 
-class WaitNodeReadyInput(BaseModel):
-    node_name: str
-    # How often to heartbeat while nothing changes, and the cap of the retry backoff.
-    poll_hint_seconds: float = Field(default=5, gt=0)
-    # None: wait until Ready (the workflow's start_to_close bounds it). Set: return a
-    # not-ready result after that long, so the workflow can publish progress and decide.
-    max_wait_seconds: float | None = Field(default=None, gt=0)
-    # Labels and taints to apply once Ready (and the spare's join token to delete).
-    adopt: NodeAdoption | None = None
-
-
-class NodeAdoption(BaseModel):
-    """What virtflow makes sure a spare's Node carries once it is Ready: the spare's labels,
-    and the labels and taints of the site template it was made from."""
-
-    labels: dict[str, str] = Field(default_factory=dict)
-    template: str | None = None
-    pool: str | None = None
-
-
 class NodeAdopter(Protocol):
     """The site's side of a join (activities/vm_join.py): adopt a Ready Node, forget a spare."""
 
     async def adopt(self, node_name: str, adoption: NodeAdoption) -> None: ...
 
     async def forget(self, node_name: str) -> None: ...
-
-
-class NodeReadyResult(BaseModel):
-    node_name: str
-    ready: bool
-    missing: list[str] = Field(default_factory=list)
-
-
-class NodeNameInput(BaseModel):
-    node_name: str
-
-
-class ClusterSparesInput(BaseModel):
-    cluster: str
-
-
-class UnhealthySparesResult(BaseModel):
-    cluster: str
-    total: int
-    unhealthy: list[str] = Field(default_factory=list)
-
-
-class CheckNodeReadyInput(NodeNameInput):
-    adopt: NodeAdoption | None = None
-
-
-def readiness_gaps(node: Node | Mapping[str, Any] | None) -> list[str]:
-    """What still keeps this Node from taking workloads; empty means Ready."""
-    if node is None:
-        return ["node not registered"]
-    data: Mapping[str, Any] = node if isinstance(node, Mapping) else node.to_dict()
-    spec = data.get("spec") or {}
-    conditions = {c.get("type"): c for c in (data.get("status") or {}).get("conditions") or []}
-    gaps: list[str] = []
-    ready = conditions.get("Ready")
-    if ready is None:
-        gaps.append("Ready condition not reported")
-    elif ready.get("status") != "True":
-        reason = f" ({ready['reason']})" if ready.get("reason") else ""
-        gaps.append(f"Ready={ready.get('status', 'Unknown')}{reason}")
-    taints = {t.get("key") for t in spec.get("taints") or []}
-    gaps.extend(f"taint {key}" for key in BLOCKING_TAINTS if key in taints)
-    network = conditions.get("NetworkUnavailable")
-    if network is not None and network.get("status") == "True":
-        reason = f" ({network['reason']})" if network.get("reason") else ""
-        gaps.append(f"NetworkUnavailable=True{reason}")
-    if spec.get("unschedulable"):
-        gaps.append("cordoned")
-    return gaps
 
 
 def _status_code(exc: BaseException) -> int | None:

@@ -10,46 +10,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from contracts.ledger import Reservation
-from hypervisors.inventory import InventorySource
+from contracts.placement import PlaceVmResult, PlaceVmsInput, PlaceVmsResult
+from hypervisors.inventory import InventorySource, source_named
 from placement.engine import place
 from placement.fit import empty_inventory_decision, empty_inventory_table
 from placement.models import PlacementInput, Policy, VmRequest
 from placement.names import NEAR_UNKNOWN, NOT_NEAR
 from placement.reservations import apply_reservations
 from placement.table import HostTable
-from placement.topology_record import PlacedTopology
 
 TOP_CANDIDATES = 5
-
-
-class PlaceVmResult(BaseModel):
-    host: str | None
-    vmid: int | None = None
-    error: str | None = None
-    never_fits: bool = False
-    summary: str
-    reason_counts: dict[str, int] = Field(default_factory=dict)
-    top_scores: dict[str, dict[str, int]] = Field(default_factory=dict)
-    # The chosen host's domains and what `near` wanted; None when the request names no topology.
-    topology: PlacedTopology | None = None
-
-
-class PlaceVmsInput(BaseModel):
-    """Requests placed in order, each counting the reservations of those placed before it."""
-
-    inventory: str
-    # Each VM is named after the spare (or task) it is for.
-    requests: list[VmRequest]
-    reservations: list[Reservation] = Field(default_factory=list)
-
-
-class PlaceVmsResult(BaseModel):
-    decisions: list[PlaceVmResult]
 
 
 def placement_input(
@@ -115,15 +89,7 @@ class PlacementActivities:
         self._policy = policy
 
     async def document(self, inventory: str) -> dict[str, Any]:
-        source = self._inventories.get(inventory)
-        if source is None:
-            known = ", ".join(sorted(self._inventories)) or "none"
-            raise ApplicationError(
-                f"unknown inventory '{inventory}' (configured: {known})",
-                type="UnknownInventory",
-                non_retryable=True,
-            )
-        return await source.load()
+        return await source_named(self._inventories, inventory).load()
 
     async def snapshot(
         self, inventory: str, request: VmRequest, reservations: Sequence[Reservation] = ()

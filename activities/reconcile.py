@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from datetime import datetime
 
-from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
@@ -22,54 +20,21 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.ledger import ledger_reservations
 from contracts.common import HOST
 from contracts.ledger import Reservation
-from contracts.reconcile import TerminatedSpare, compensation_id
+from contracts.reconcile import (
+    FindOrphansInput,
+    FindOrphansResult,
+    FindStaleReservationsResult,
+    FindTerminatedInput,
+    FindTerminatedResult,
+    OrphanSpare,
+    StaleReservation,
+    TerminatedSpare,
+    compensation_id,
+)
 from contracts.spare import PREPARE_SPARE, SPARE_ID_PREFIX, SpareRequest, SpareResult
 from hypervisors.inventory import InventorySource
 
 _DESCRIBE_CONCURRENCY = 16
-
-
-class FindOrphansInput(BaseModel):
-    # Nodes labelled as virtflow spares (KubernetesActivities.list_spare_nodes).
-    nodes: list[str] = Field(default_factory=list)
-
-
-class OrphanSpare(BaseModel):
-    name: str
-    host: str | None = None
-    # The inventory whose VM this is; for a Node without a VM, the first configured one.
-    inventory: str
-    has_vm: bool
-    has_node: bool
-
-
-class FindOrphansResult(BaseModel):
-    vms_seen: int
-    nodes_seen: int
-    orphans: list[OrphanSpare] = Field(default_factory=list)
-
-
-class StaleReservation(BaseModel):
-    """A reservation in an inventory's ledger whose spare's workflow does not run."""
-
-    spare_id: str
-    inventory: str
-    # How its workflow ended (`completed`, `terminated`, ..., `not found`).
-    status: str
-
-
-class FindStaleReservationsResult(BaseModel):
-    reservations: list[StaleReservation] = Field(default_factory=list)
-
-
-class FindTerminatedInput(BaseModel):
-    closed_after: datetime
-    # The spares of this task queue: the ones this deployment's workers run.
-    task_queue: str
-
-
-class FindTerminatedResult(BaseModel):
-    spares: list[TerminatedSpare] = Field(default_factory=list)
 
 
 class ReconcileActivities:

@@ -10,23 +10,10 @@ visibility query, the server refused the duplicate already.
 
 from __future__ import annotations
 
-from pydantic import BaseModel
 from temporalio import activity
 from temporalio.client import Client
 
-SPARE_ID_USED = "SpareIdUsed"
-
-
-class EarlierRunInput(BaseModel):
-    workflow_id: str
-    run_id: str
-
-
-class EarlierRunResult(BaseModel):
-    """The first run of this workflow id, when it is not the asking run."""
-
-    run_id: str | None = None
-    status: str | None = None
+from contracts.spare_ids import EarlierRunInput, EarlierRunResult
 
 
 class SpareIdActivities:

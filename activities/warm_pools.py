@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 from lightkube.resources.core_v1 import Node
 from lightkube.types import PatchType
-from pydantic import BaseModel
 from temporalio import activity
 from temporalio.client import (
     Client,
@@ -29,8 +28,8 @@ from contracts.warm import (
     CLAIM_UPDATE,
     HAND_OVER_UPDATE,
     WARM_LABEL,
-    ClaimInput,
     ClaimResult,
+    ClaimWarmInput,
     FitWarmInput,
     FitWarmResult,
     GiveWayInput,
@@ -51,13 +50,6 @@ from .heartbeats import heartbeating
 from .kubernetes import KubernetesActivities
 from .ledger import ledger_reservations
 from .placement import PlacementActivities, decide
-
-
-class ClaimWarmInput(BaseModel):
-    """Ask these pools in order; the first hit wins."""
-
-    pools: list[str]
-    claim: ClaimInput
 
 
 def without_vm(snapshot: PlacementInput, warm: Reservation) -> PlacementInput:

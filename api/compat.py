@@ -37,9 +37,9 @@ from contracts.schedule_host import (
 from placement.models import MAX_VM_CPU, MAX_VM_MEMORY_MB
 
 from .auth import ANY_ROLE, UPGRADE_CONTROLLER, CurrentCaller
-from .errors import ApiError, Code, InvalidInput, SpareNotFound
+from .errors import ApiError, Code, SpareNotFound
 from .explain import check_inventory_scope
-from .inventory_check import check_hosts_exist, inventory_hosts
+from .inventory_check import check_hosts_exist, inventory_hosts, inventory_spec
 from .problems import responses
 from .spare import AppSettings, TemporalClient
 from .spare_ops import QUERY_TIMEOUT, temporal_errors
@@ -97,13 +97,7 @@ async def schedule(
     body: ScheduleBody, settings: AppSettings, client: TemporalClient, caller: CurrentCaller
 ) -> ScheduleAccepted:
     check_inventory_scope(settings, caller.clusters, body.inventory)
-    if body.inventory not in settings.inventories:
-        known = ", ".join(sorted(settings.inventories)) or "none"
-        raise InvalidInput(
-            "inventory",
-            f"unknown inventory '{body.inventory}' (configured: {known})",
-            Code.UNKNOWN_INVENTORY,
-        )
+    inventory_spec(settings, body.inventory)
     hosts = await inventory_hosts(settings, body.inventory)
     check_hosts_exist(hosts, body.inventory, body.requested_pool, {}, "requested_pool")
     task_id = uuid.uuid4().hex

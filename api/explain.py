@@ -25,6 +25,7 @@ from placement.policy import load_policy
 from runtime.settings import Settings
 
 from .errors import Code, InvalidInput, InventoryUnavailable
+from .inventory_check import inventory_spec
 from .inventory_view import ledger_reservations
 from .temporal_client import ClientProvider
 
@@ -63,14 +64,7 @@ async def build_input(
     reservations: list[Reservation] = []
     if body.hosts is None:
         name = body.inventory or "default"
-        spec = settings.inventories.get(name)
-        if spec is None:
-            known = ", ".join(sorted(settings.inventories)) or "none"
-            raise InvalidInput(
-                "inventory",
-                f"unknown inventory '{name}' (configured: {known})",
-                Code.UNKNOWN_INVENTORY,
-            )
+        spec = inventory_spec(settings, name)
         try:
             snapshot = await read_inventory(spec)
         except ApplicationError as err:

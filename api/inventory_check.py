@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 
 from contracts.spare import NODE_REGEX_ANNOTATION
-from hypervisors.inventory import read_inventory
+from hypervisors.inventory import read_inventory, unknown_inventory
 from placement.models import ExistingVm, Host, Near
 from placement.table import HostTable
 from placement.topology import near_domain
@@ -23,6 +23,17 @@ from runtime.settings import Settings
 from .errors import Code, InvalidInput, InventoryUnavailable
 
 MAX_LISTED = 10
+
+
+def inventory_spec(settings: Settings, name: str) -> str:
+    """Where inventory `name` is read from; a name the settings do not configure is a 422
+    naming the field, with the same words and code wherever an inventory is named."""
+    spec = settings.inventories.get(name)
+    if spec is None:
+        raise InvalidInput(
+            "inventory", unknown_inventory(name, settings.inventories), Code.UNKNOWN_INVENTORY
+        )
+    return spec
 
 
 async def inventory_hosts(settings: Settings, inventory: str) -> list[Host]:

@@ -23,6 +23,7 @@ from placement.policy import load_policy
 from runtime.settings import Settings
 
 from .errors import InvalidInput, InventoryUnavailable
+from .inventory_check import inventory_spec
 from .spare_ops import temporal_errors
 
 LEDGER_QUERY_TIMEOUT = timedelta(seconds=5)  # only a worker answers (api/workers.py)
@@ -113,10 +114,7 @@ def host_room(host: Host, ratios: AllocationRatios, pending: list[Reservation]) 
 
 
 async def inventory_view(client: Client, settings: Settings, name: str) -> InventoryView:
-    spec = settings.inventories.get(name)
-    if spec is None:
-        known = ", ".join(sorted(settings.inventories)) or "none"
-        raise InvalidInput("inventory", f"unknown inventory '{name}' (configured: {known})")
+    spec = inventory_spec(settings, name)
     try:
         document = await read_inventory(spec)
     except ApplicationError as err:

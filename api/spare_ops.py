@@ -35,7 +35,6 @@ from temporalio.exceptions import ApplicationError, FailureError, WorkflowAlread
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.ledger import free_group, reserve_group
-from activities.spare_ids import SPARE_ID_USED
 from activities.warm_pools import matching_pools
 from contracts.common import CLUSTER
 from contracts.ledger import GroupMember, ReserveGroupInput
@@ -51,6 +50,7 @@ from contracts.spare import (
     SpareStatus,
     start_search_attributes,
 )
+from contracts.spare_ids import SPARE_ID_USED
 from contracts.warm import WarmCandidatesInput, WarmInfo
 from placement.models import ExistingVm, Host
 from runtime.clusters import NotAllowed
@@ -66,7 +66,7 @@ from .errors import (
     SpareNotFound,
     TemporalUnavailable,
 )
-from .inventory_check import check_hosts_exist, check_near_known, inventory_snapshot
+from .inventory_check import check_hosts_exist, check_near_known, inventory_snapshot, inventory_spec
 from .temporal_client import is_no_worker, is_unavailable
 from .workers import require_worker
 
@@ -171,13 +171,7 @@ def check_names(settings: Settings, request: SpareRequest) -> None:
     """Reject unknown cluster, inventory, receiver or template names, and what the cluster
     may not use, before any workflow exists."""
     check_cluster(settings, request)
-    if request.inventory not in settings.inventories:
-        known = ", ".join(sorted(settings.inventories)) or "none"
-        raise InvalidInput(
-            "inventory",
-            f"unknown inventory '{request.inventory}' (configured: {known})",
-            Code.UNKNOWN_INVENTORY,
-        )
+    inventory_spec(settings, request.inventory)
     for name in request.receivers or []:
         if name not in settings.receivers:
             known = ", ".join(sorted(settings.receivers)) or "none"

@@ -4,6 +4,8 @@ spare whose run was terminated from outside."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from pydantic import BaseModel, Field
 
 from .spare import SpareRequest
@@ -56,3 +58,46 @@ class ReconcileResult(BaseModel):
     compensated: list[str] = Field(default_factory=list)
     # Reservations freed because their workflow had ended (in both scans).
     freed_reservations: list[str] = Field(default_factory=list)
+
+
+class FindOrphansInput(BaseModel):
+    # Nodes labelled as virtflow spares (KubernetesActivities.list_spare_nodes).
+    nodes: list[str] = Field(default_factory=list)
+
+
+class OrphanSpare(BaseModel):
+    name: str
+    host: str | None = None
+    # The inventory whose VM this is; for a Node without a VM, the first configured one.
+    inventory: str
+    has_vm: bool
+    has_node: bool
+
+
+class FindOrphansResult(BaseModel):
+    vms_seen: int
+    nodes_seen: int
+    orphans: list[OrphanSpare] = Field(default_factory=list)
+
+
+class FindTerminatedInput(BaseModel):
+    closed_after: datetime
+    # The spares of this task queue: the ones this deployment's workers run.
+    task_queue: str
+
+
+class FindTerminatedResult(BaseModel):
+    spares: list[TerminatedSpare] = Field(default_factory=list)
+
+
+class StaleReservation(BaseModel):
+    """A reservation in an inventory's ledger whose spare's workflow does not run."""
+
+    spare_id: str
+    inventory: str
+    # How its workflow ended (`completed`, `terminated`, ..., `not found`).
+    status: str
+
+
+class FindStaleReservationsResult(BaseModel):
+    reservations: list[StaleReservation] = Field(default_factory=list)

@@ -260,3 +260,10 @@ class WarmCandidatesInput(BaseModel):
 
 class WarmCandidatesResult(BaseModel):
     pools: list[str] = Field(default_factory=list)
+
+
+class ClaimWarmInput(BaseModel):
+    """Ask these pools in order; the first hit wins."""
+
+    pools: list[str]
+    claim: ClaimInput

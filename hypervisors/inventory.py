@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -29,6 +30,23 @@ class InventorySource(Protocol):
     """Reads one snapshot of an inventory, fresh on every call."""
 
     async def load(self) -> dict[str, Any]: ...
+
+
+def unknown_inventory(name: str, configured: Iterable[str]) -> str:
+    """The one wording for an inventory name the settings do not configure."""
+    known = ", ".join(sorted(configured)) or "none"
+    return f"unknown inventory '{name}' (configured: {known})"
+
+
+def source_named(sources: Mapping[str, InventorySource], name: str) -> InventorySource:
+    """The source of inventory `name`. An unknown name is configuration, not weather: a
+    non-retryable `UnknownInventory`, since retrying cannot make the inventory appear."""
+    source = sources.get(name)
+    if source is None:
+        raise ApplicationError(
+            unknown_inventory(name, sources), type="UnknownInventory", non_retryable=True
+        )
+    return source
 
 
 def check_document(where: str, data: object) -> dict[str, Any]:

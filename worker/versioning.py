@@ -10,7 +10,7 @@ Every workflow type is PINNED: it runs to its end on the build it started on.
 - InventoryLedger and WarmPool never end. Each continues-as-new with `initial_versioning_behavior
   =AUTO_UPGRADE` (upgrade on continue-as-new), and does so as soon as the target version
   changes, not only when its history grows, so a new build takes it over at its next
-  workflow task. Pinned between hand-overs, it never replays on code it did not start on.
+  workflow task. Pinned between two continue-as-new, it never replays on code it did not start on.
 
 The behaviour is the worker's default, not each decorator's `versioning_behavior`: the server
 refuses a behaviour from an unversioned worker, which the lab and the tests run.

@@ -22,11 +22,12 @@ from temporalio.exceptions import ActivityError
 from temporalio.workflow import ActivityCancellationType, ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
-    from activities.kube_health import NodeHealthResult, WatchNodeHealthInput
-    from activities.kubernetes import (
+    from activities.kubernetes import KubernetesActivities
+    from contracts.kubernetes import (
         ClusterSparesInput,
-        KubernetesActivities,
+        NodeHealthResult,
         UnhealthySparesResult,
+        WatchNodeHealthInput,
     )
     from contracts.spare import (
         NODE_NAME_MAX,

@@ -1,8 +1,8 @@
 """Holding something for a caller: until it is released, or its time is up.
 
-Shared by PrepareSpare (a Ready spare, until release or its TTL) and ScheduleHost (a reserved
-host, until the caller releases the task or the hold expires). Deterministic, no state of
-its own: the worker passes it through the sandbox.
+ScheduleHost holds a reserved host until the caller releases the task or the hold expires
+(PrepareSpare's hold of a Ready spare is `held_spare.py`'s, with its health watch).
+Deterministic, no state of its own: the worker passes it through the sandbox.
 """
 
 from __future__ import annotations

@@ -17,12 +17,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities.ledger import LedgerActivities
-    from activities.placement import (
-        PlacementActivities,
-        PlaceVmResult,
-        PlaceVmsInput,
-        PlaceVmsResult,
-    )
+    from activities.placement import PlacementActivities
     from activities.warm_pools import WarmActivities
     from contracts import metrics
     from contracts.ledger import (
@@ -46,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
         Waiter,
         WarmMark,
     )
+    from contracts.placement import PlaceVmResult, PlaceVmsInput, PlaceVmsResult
     from contracts.spare import REQUEST_RELEASE_SIGNAL, ReleaseRequest
     from contracts.warm import (
         TRANSFER_UPDATE,
@@ -65,7 +61,7 @@ DETAILS_LINES = 20
 # input carries the ledger's reservations, so with hundreds held the history grows by about
 # 100 KB a placement, and a worker that lost its cached copy under load must replay all of it
 # within one workflow task (500 held spares gave 1.3-2.3 MB, and replays that never finished).
-HAND_OVER_HISTORY_BYTES = 1024 * 1024
+CONTINUE_AS_NEW_HISTORY_BYTES = 1024 * 1024
 
 
 @workflow.defn(name=INVENTORY_LEDGER)
@@ -81,8 +77,8 @@ class InventoryLedger:
     @workflow.run
     async def run(self, state: LedgerState) -> None:
         workflow.set_current_details(self._details())
-        await workflow.wait_condition(lambda: self._hand_over() and not self._lock.locked())
-        # Handlers may be mid-flight; let them finish so their results survive the hand-over.
+        await workflow.wait_condition(lambda: self._time_to_continue() and not self._lock.locked())
+        # Handlers may be mid-flight; let them finish so their results survive the continue-as-new.
         await workflow.wait_condition(workflow.all_handlers_finished)
         # A versioned ledger's next run starts on the deployment's current version
         # (worker/versioning.py); the server refuses the option from an unversioned worker.
@@ -92,13 +88,13 @@ class InventoryLedger:
             self._state, initial_versioning_behavior=upgrade if versioned else None
         )
 
-    def _hand_over(self) -> bool:
+    def _time_to_continue(self) -> bool:
         """Continue as new before the history grows large, or when a new version of the
         worker deployment became current: the ledger never ends, so it upgrades this way."""
         info = workflow.info()
         return (
             info.is_continue_as_new_suggested()
-            or info.get_current_history_size() > HAND_OVER_HISTORY_BYTES
+            or info.get_current_history_size() > CONTINUE_AS_NEW_HISTORY_BYTES
             or info.is_target_worker_deployment_version_changed()
         )
 

@@ -17,9 +17,9 @@ with workflow.unsafe.imports_passed_through():
     from contracts.timeouts import ActivityTimeouts
 
 
-# Giving room back must eventually succeed: keep retrying transient faults, with a bounded
-# interval.
-KEEP_TRYING = RetryPolicy(maximum_interval=timedelta(minutes=1))
+# What must eventually succeed (giving room back, a release's steps): retried without limit,
+# at most a minute apart.
+UNTIL_DONE = RetryPolicy(maximum_interval=timedelta(minutes=1))
 
 
 async def free_reservation(
@@ -37,5 +37,5 @@ async def free_reservation(
         ),
         start_to_close_timeout=timeouts.ledger,
         heartbeat_timeout=timeouts.heartbeat,
-        retry_policy=KEEP_TRYING,
+        retry_policy=UNTIL_DONE,
     )

@@ -26,26 +26,21 @@ from temporalio.exceptions import (
 )
 
 with workflow.unsafe.imports_passed_through():
-    from activities.kubernetes import (
+    from activities.kubernetes import KubernetesActivities
+    from activities.ledger import LedgerActivities
+    from activities.notify import NotifyActivities
+    from activities.provisioning import ProvisioningActivities
+    from activities.spare_ids import SpareIdActivities
+    from activities.warm_pools import WarmActivities
+    from contracts import metrics
+    from contracts.common import ANY_POOL, CLUSTER, HOST, PHASE, POOL
+    from contracts.drain import DRAIN_BLOCKED, DrainNodeResult
+    from contracts.kubernetes import (
         CheckNodeReadyInput,
-        KubernetesActivities,
         NodeAdoption,
         NodeReadyResult,
         WaitNodeReadyInput,
     )
-    from activities.ledger import LedgerActivities
-    from activities.notify import NotifyActivities
-    from activities.provisioning import ProvisioningActivities
-    from activities.spare_ids import (
-        SPARE_ID_USED,
-        EarlierRunInput,
-        EarlierRunResult,
-        SpareIdActivities,
-    )
-    from activities.warm_pools import ClaimWarmInput, WarmActivities
-    from contracts import metrics
-    from contracts.common import ANY_POOL, CLUSTER, HOST, PHASE, POOL
-    from contracts.drain import DRAIN_BLOCKED, DrainNodeResult
     from contracts.ledger import (
         CAPACITY_GRANTED_SIGNAL,
         LEDGER_RETRY,
@@ -70,12 +65,14 @@ with workflow.unsafe.imports_passed_through():
         SpareStatus,
         StepRecord,
     )
+    from contracts.spare_ids import SPARE_ID_USED, EarlierRunInput, EarlierRunResult
     from contracts.vm import CreateVmInput, VmFacts
     from contracts.warm import (
         HAND_OVER_UPDATE,
         WARM_SPARE_REPORT_SIGNAL,
         ClaimInput,
         ClaimResult,
+        ClaimWarmInput,
         HandOverInput,
         WarmCandidatesInput,
         WarmCandidatesResult,

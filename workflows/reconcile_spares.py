@@ -29,21 +29,19 @@ from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities.kubernetes import KubernetesActivities
-    from activities.reconcile import (
+    from activities.reconcile import ReconcileActivities
+    from contracts.reconcile import (
+        RECONCILE_SPARES,
         FindOrphansInput,
         FindOrphansResult,
         FindStaleReservationsResult,
         FindTerminatedInput,
         FindTerminatedResult,
-        OrphanSpare,
-        ReconcileActivities,
-        StaleReservation,
-    )
-    from contracts.reconcile import (
-        RECONCILE_SPARES,
         OrphanRelease,
+        OrphanSpare,
         ReconcileInput,
         ReconcileResult,
+        StaleReservation,
         compensation_id,
     )
     from contracts.release import ReleaseInput, release_workflow_id

@@ -15,19 +15,15 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.kubernetes import (
-        DrainNodeInput,
-        DrainNodeResult,
-        KubernetesActivities,
-        NodeNameInput,
-    )
+    from activities.kubernetes import DrainNodeInput, DrainNodeResult, KubernetesActivities
     from activities.provisioning import ProvisioningActivities
     from contracts.drain import DRAIN_BLOCKED, DrainOutcome, DrainPolicy
+    from contracts.kubernetes import NodeNameInput
     from contracts.release import RELEASE_SPARE, STEP_QUERY, ReleaseInput, ReleaseResult
     from contracts.vm import DestroyVmInput
 
 
-from .ledger_calls import KEEP_TRYING, free_reservation
+from .ledger_calls import UNTIL_DONE, free_reservation
 
 DESTROY_TIMEOUT = timedelta(minutes=20)
 
@@ -55,7 +51,7 @@ class ReleaseSpare:
             KubernetesActivities.cordon_node,
             node,
             start_to_close_timeout=inp.timeouts.call,
-            retry_policy=KEEP_TRYING,
+            retry_policy=UNTIL_DONE,
         )
         self._at(f"draining the node (at most {inp.drain_timeout_seconds} s)")
         drain = DrainNodeInput(
@@ -71,7 +67,7 @@ class ReleaseSpare:
                 seconds=inp.drain_timeout_seconds + drain.delete_wait_seconds + 60
             ),
             heartbeat_timeout=inp.timeouts.heartbeat,
-            retry_policy=KEEP_TRYING,
+            retry_policy=UNTIL_DONE,
         )
         self._at(drained.summary())
         if drained.outcome == DrainOutcome.BLOCKED and drained.policy == DrainPolicy.FAIL:
@@ -97,7 +93,7 @@ class ReleaseSpare:
             KubernetesActivities.delete_node,
             node,
             start_to_close_timeout=inp.timeouts.call,
-            retry_policy=KEEP_TRYING,
+            retry_policy=UNTIL_DONE,
         )
         self._at("destroying the VM")
         await workflow.execute_activity_method(
@@ -105,7 +101,7 @@ class ReleaseSpare:
             DestroyVmInput(name=inp.vm_name, host=inp.host, vmid=inp.vmid),
             start_to_close_timeout=DESTROY_TIMEOUT,
             heartbeat_timeout=inp.timeouts.heartbeat,
-            retry_policy=KEEP_TRYING,
+            retry_policy=UNTIL_DONE,
         )
         self._at("freeing the reservation")
         freed = await free_reservation(inp.spare_id, inp.inventory, inp.timeouts)

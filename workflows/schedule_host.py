@@ -17,9 +17,10 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from activities.hosts import HostActivities, HostAddressInput, HostAddressResult
+    from activities.hosts import HostActivities
     from activities.ledger import LedgerActivities
     from contracts.common import ANY_POOL, HOST, POOL
+    from contracts.hosts import HostAddressInput, HostAddressResult
     from contracts.ledger import LEDGER_RETRY, ReserveInput, ReserveResult
     from contracts.schedule_host import (
         HOST_QUERY,

@@ -74,7 +74,7 @@ MAX_TTL_SECONDS = 30 * 24 * 3600
 # The pool's own calls answer quickly; a hand-over that cannot reach its spare gives up.
 CALL_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=5))
 # Moving a handed-over spare's room must happen: the spare is the claimant's already.
-KEEP_TRYING = RetryPolicy(maximum_interval=timedelta(seconds=30))
+UNTIL_MOVED = RetryPolicy(maximum_interval=timedelta(seconds=30))
 
 
 @workflow.defn(name=WARM_POOL)
@@ -102,7 +102,7 @@ class WarmPool:
             async with self._lock:
                 await self._converge()
             self._show()
-        # Claims in flight finish first, so their answers survive the hand-over.
+        # Claims in flight finish first, so their answers survive the continue-as-new.
         await workflow.wait_condition(lambda: not self._lock.locked())
         await workflow.wait_condition(workflow.all_handlers_finished)
         if self._notifier is not None:
@@ -263,7 +263,7 @@ class WarmPool:
             ),
             start_to_close_timeout=self._state.spec.timeouts.ledger,
             heartbeat_timeout=self._state.spec.timeouts.heartbeat,
-            retry_policy=KEEP_TRYING,
+            retry_policy=UNTIL_MOVED,
         )
         return moved
 

@@ -11,7 +11,8 @@ import yaml
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.kubernetes import KubernetesActivities, NodeNameInput, kube_config
+from activities.kubernetes import KubernetesActivities, kube_config
+from contracts.kubernetes import NodeNameInput
 
 
 def _current(kubeconfig: Path | None, service_account: Path) -> Any:

@@ -13,17 +13,16 @@ from lightkube.resources.core_v1 import Node
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.kube_health import WatchNodeHealthInput, health_problems
-from activities.kubernetes import (
+from activities.kubernetes import KubernetesActivities
+from activities.node_conditions import health_problems, readiness_gaps
+from contracts.drain import DrainNodeInput, DrainOutcome, DrainPolicy
+from contracts.kubernetes import (
     CheckNodeReadyInput,
     ClusterSparesInput,
-    DrainNodeInput,
-    KubernetesActivities,
     NodeNameInput,
     WaitNodeReadyInput,
-    readiness_gaps,
+    WatchNodeHealthInput,
 )
-from contracts.drain import DrainOutcome, DrainPolicy
 from contracts.spare import CLUSTER_LABEL, SPARE_ID_LABEL, SPARE_LABEL
 from lab.kube_pods import SHUTDOWN_ANNOTATION
 from lab.kube_testing import KubeLab, eventually, kube_lab

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from activities.placement import PlacementActivities, PlaceVmsInput, decide
+from activities.placement import PlacementActivities, decide
+from contracts.placement import PlaceVmsInput
 from hypervisors.inventory import FileInventory
 from placement.models import PlacementInput, VmRequest
 from placement.reservations import Reservation, apply_reservations

@@ -26,8 +26,8 @@ from activities.bootstrap_tokens import (
     token_id_for,
     token_secret,
 )
-from activities.kubernetes import NodeAdoption
 from activities.vm_join import ClusterEndpoint, Joiner, cluster_endpoint, join_endpoint
+from contracts.kubernetes import NodeAdoption
 from contracts.vm import VmSpec
 from lab.kube_testing import KubeLab, kube_lab
 from placement.models import Taint

@@ -16,7 +16,8 @@ from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
 
 from activities.provisioning import ProvisioningActivities
-from activities.reconcile import FindOrphansInput, OrphanSpare, ReconcileActivities
+from activities.reconcile import ReconcileActivities
+from contracts.reconcile import FindOrphansInput, OrphanSpare
 from contracts.vm import CreateVmInput, DescribeVmInput, DestroyVmInput, VmSpec
 from hypervisors.libvirt.inventory import LibvirtInventory
 from provisioners.ansible import AnsibleProvisioner

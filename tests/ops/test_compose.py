@@ -19,9 +19,10 @@ import yaml
 from temporalio.testing import ActivityEnvironment
 from typer.testing import CliRunner
 
-from activities.kubernetes import KubernetesActivities, WaitNodeReadyInput
+from activities.kubernetes import KubernetesActivities
 from cli.main import app
 from contracts.common import SEARCH_ATTRIBUTES
+from contracts.kubernetes import WaitNodeReadyInput
 from lab.kube_tls import SERVER_NAMES
 from lab.stack import LabStack
 from runtime.settings import REPO_ROOT, SECRETS_DIR_ENV

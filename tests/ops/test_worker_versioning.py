@@ -25,9 +25,9 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
-from activities.kube_health import NodeHealthResult, WatchNodeHealthInput
 from activities.kubernetes import KubernetesActivities
 from activities.warm_pools import WarmActivities
+from contracts.kubernetes import NodeHealthResult, WatchNodeHealthInput
 from contracts.ledger import FREE_UPDATE, FreeInput, FreeResult, LedgerState, ledger_workflow_id
 from contracts.release import RELEASE_SPARE
 from contracts.spare import Phase, ReleaseRequest, SpareRequest, SpareResult

@@ -14,21 +14,22 @@ from typing import Any, Literal
 
 from temporalio import activity
 
-from activities.kube_drain import DrainNodeInput, DrainNodeResult
-from activities.kubernetes import (
+from activities.kubernetes import KubernetesActivities
+from activities.ledger import LedgerActivities
+from activities.notify import NotifyActivities
+from activities.provisioning import ProvisioningActivities
+from activities.spare_ids import SpareIdActivities
+from activities.warm_pools import WarmActivities
+from contracts.drain import DrainNodeInput, DrainNodeResult
+from contracts.kubernetes import (
     CheckNodeReadyInput,
-    KubernetesActivities,
     NodeNameInput,
     NodeReadyResult,
     WaitNodeReadyInput,
 )
-from activities.ledger import LedgerActivities
-from activities.notify import NotifyActivities
-from activities.provisioning import ProvisioningActivities
-from activities.spare_ids import EarlierRunInput, EarlierRunResult, SpareIdActivities
-from activities.warm_pools import WarmActivities
 from contracts.ledger import FreeInput, FreeResult, Reservation, ReserveInput, ReserveResult
 from contracts.notify import PlanNotificationsInput, PlanNotificationsResult
+from contracts.spare_ids import EarlierRunInput, EarlierRunResult
 from contracts.vm import CreateVmInput, DestroyVmInput, VmFacts
 from contracts.warm import WarmCandidatesInput, WarmCandidatesResult
 

@@ -15,7 +15,7 @@ from contracts.spare import Phase, ReleaseRequest
 from placement.models import VmRequest
 from tests.helpers import assert_eventually
 from tests.stack import Provisioner, Stack, ledger_reservations, uniform_site, wait_phase
-from workflows.ledger import HAND_OVER_HISTORY_BYTES, InventoryLedger
+from workflows.ledger import CONTINUE_AS_NEW_HISTORY_BYTES, InventoryLedger
 from workflows.prepare_spare import PrepareSpare
 
 
@@ -161,7 +161,7 @@ class TestAWholeRequestAtOnce:
 class TestALongHistory:
     """With hundreds held, every placement's input carries every reservation, so the history
     grows fast: the ledger hands over (continues as new) once it passes
-    HAND_OVER_HISTORY_BYTES, long before the server suggests it (at 200 events here), and
+    CONTINUE_AS_NEW_HISTORY_BYTES, long before the server suggests it (at 200 events here), and
     keeps every reservation."""
 
     @pytest.fixture
@@ -194,7 +194,7 @@ class TestALongHistory:
         ).describe()
         assert first.status == WorkflowExecutionStatus.CONTINUED_AS_NEW
         info = first.raw_description.workflow_execution_info
-        assert info.history_size_bytes > HAND_OVER_HISTORY_BYTES
+        assert info.history_size_bytes > CONTINUE_AS_NEW_HISTORY_BYTES
         assert info.history_length < 200  # not the server's suggestion
         held = await ledger_reservations(stack)
         assert sorted(r.spare_id for r in held) == sorted(names)

@@ -1,0 +1,36 @@
+"""The contract of the placement activity (`activities/placement.py`): the requests to place
+against one inventory, and a small answer per request (the host list never enters history)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from placement.models import VmRequest
+from placement.topology_record import PlacedTopology
+
+from .ledger import Reservation
+
+
+class PlaceVmResult(BaseModel):
+    host: str | None
+    vmid: int | None = None
+    error: str | None = None
+    never_fits: bool = False
+    summary: str
+    reason_counts: dict[str, int] = Field(default_factory=dict)
+    top_scores: dict[str, dict[str, int]] = Field(default_factory=dict)
+    # The chosen host's domains and what `near` wanted; None when the request names no topology.
+    topology: PlacedTopology | None = None
+
+
+class PlaceVmsInput(BaseModel):
+    """Requests placed in order, each counting the reservations of those placed before it."""
+
+    inventory: str
+    # Each VM is named after the spare (or task) it is for.
+    requests: list[VmRequest]
+    reservations: list[Reservation] = Field(default_factory=list)
+
+
+class PlaceVmsResult(BaseModel):
+    decisions: list[PlaceVmResult]
