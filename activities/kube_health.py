@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
@@ -119,7 +119,9 @@ class NodeWatchHub:
     the worker runs: a held spare costs no connection of its own (a client's pool is
     bounded, and hundreds of held spares must not starve the other Kubernetes calls)."""
 
-    def __init__(self, client: Callable[[], AsyncClient], labels: dict[str, str]) -> None:
+    def __init__(
+        self, client: Callable[[], Awaitable[AsyncClient]], labels: dict[str, str]
+    ) -> None:
         self._client = client
         self._labels = labels
         self._subscribers: dict[str, set[_Health]] = {}
@@ -127,6 +129,9 @@ class NodeWatchHub:
         self._synced = False
         self._task: asyncio.Task[None] | None = None
         self.permanent: Permanent = lambda exc: None
+        # What a failure is reported as (the cluster and since when), and who hears an answer.
+        self.on_error: Callable[[str], str] = lambda error: error
+        self.on_answer: Callable[[], None] = lambda: None
 
     def subscribe(self, name: str, health: _Health) -> None:
         self._subscribers.setdefault(name, set()).add(health)
@@ -166,11 +171,12 @@ class NodeWatchHub:
         delay = FIRST_RETRY_SECONDS
         while True:
             try:
-                client = self._client()
+                client = await self._client()
                 listing = client.list(Node, labels=self._labels)  # type: ignore[arg-type]
                 self._nodes = {
                     n.metadata.name: n async for n in listing if n.metadata and n.metadata.name
                 }
+                self.on_answer()
                 self._synced = True
                 for name in list(self._subscribers):
                     self._tell(name)
@@ -202,9 +208,13 @@ class NodeWatchHub:
                     return
                 if exc.response.status_code == 410:
                     continue
-                self._fail(f"HTTP {exc.response.status_code}")
+                self._fail(self.on_error(f"HTTP {exc.response.status_code}"))
             except (httpx2.HTTPError, OSError, ValueError) as exc:
-                self._fail(type(exc).__name__)
+                self._fail(self.on_error(type(exc).__name__))
+            except ApplicationError as exc:
+                # The cluster's configuration cannot be read: nothing to watch until it is.
+                self._fail(failure=exc)
+                return
             await asyncio.sleep(delay)
             delay = min(delay * 2, RETRY_CAP_SECONDS)
 

@@ -1,11 +1,13 @@
 """Kubernetes activities: wait for a Node to be Ready, cordon, drain, delete, list spares.
 
-One lightkube AsyncClient per worker, built lazily from a kubeconfig (None = the in-cluster
-service account, else `KUBECONFIG`, else `~/.kube/config`), so the same code talks to the lab
-API and to a real cluster.
+Every call goes to the spare's own cluster: one lightkube AsyncClient per registered cluster
+(activities/kube_clusters.py), built on first use and rebuilt when its kubeconfig changes, so
+the same code talks to the lab APIs and to real clusters. An input names its cluster; one that
+does not (an orphan's release) is the cluster its Node's name, the spare id
+`spare-<cluster>-<request_id>`, begins with. A cluster that stops answering holds up only the
+calls to it, which say which cluster and since when.
 Connection failures and 5xx are plain exceptions (Temporal retries them); other 4xx except
-404, 409, 410 and 429 (`_TOLERATED`: gone, exists, expired, throttled) are non-retryable
-ApplicationErrors typed `Kubernetes<Reason>`.
+404/409/429 are non-retryable ApplicationErrors typed `Kubernetes<Reason>`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Protocol, cast
 
 import httpx2
 import msgspec
-from lightkube import ApiError, AsyncClient, ConfigError, KubeConfig
+from lightkube import ApiError, AsyncClient
 from lightkube.models.core_v1 import EventSource, ObjectReference
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Event, Node
@@ -41,17 +43,16 @@ from contracts.kubernetes import (
     WaitNodeReadyInput,
     WatchNodeHealthInput,
 )
-from contracts.spare import CLUSTER_LABEL, RELEASING_ANNOTATION, SPARE_LABEL
+from contracts.spare import CLUSTER_LABEL, RELEASING_ANNOTATION, SPARE_ID_PREFIX, SPARE_LABEL
 
 from .heartbeats import QuietHeartbeat, heartbeat_interval
+from .kube_clusters import SERVICE_ACCOUNT_DIR, ClusterClients, kube_config
 from .kube_drain import drain_node
 from .kube_health import NodeWatchHub, watch_node_health
 from .node_conditions import health_problems, readiness_gaps
 
 # The `source.component` of the Events virtflow records on its Nodes.
 EVENT_SOURCE = "virtflow"
-# Where a Pod's service account token, CA and namespace are mounted.
-SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 # The Event recorded on the Node after a drain: reason and type.
 _DRAIN_EVENTS = {
     DrainOutcome.DRAINED: ("Drained", "Normal"),
@@ -67,9 +68,9 @@ _TOLERATED = {404, 409, 410, 429}
 class NodeAdopter(Protocol):
     """The site's side of a join (activities/vm_join.py): adopt a Ready Node, forget a spare."""
 
-    async def adopt(self, node_name: str, adoption: NodeAdoption) -> None: ...
+    async def adopt(self, cluster: str | None, node_name: str, adoption: NodeAdoption) -> None: ...
 
-    async def forget(self, node_name: str) -> None: ...
+    async def forget(self, cluster: str | None, node_name: str) -> None: ...
 
 
 def _status_code(exc: BaseException) -> int | None:
@@ -117,7 +118,7 @@ class _Progress:
 
     @property
     def missing(self) -> list[str]:
-        extra = [f"kubernetes API unavailable: {self.api_error}"] if self.api_error else []
+        extra = [self.api_error] if self.api_error else []
         return self.gaps + extra
 
     def observe(self, node: Node | None) -> bool:
@@ -130,12 +131,14 @@ class _Progress:
         self.beats.beat(self.missing)
 
 
-def kube_config(kubeconfig: Path | None, service_account: Path = SERVICE_ACCOUNT_DIR) -> KubeConfig:
-    """The named kubeconfig; unset: the Pod's service account when in a cluster, else the
-    file `KUBECONFIG` names, else `~/.kube/config` (the order kubectl and client-go follow)."""
-    if kubeconfig is not None:
-        return KubeConfig.from_file(kubeconfig)
-    return KubeConfig.from_env(service_account=service_account)
+__all__ = [
+    "SERVICE_ACCOUNT_DIR",
+    "ClusterClients",
+    "DrainNodeInput",
+    "DrainNodeResult",
+    "KubernetesActivities",
+    "kube_config",
+]
 
 
 class KubernetesActivities:
@@ -145,46 +148,69 @@ class KubernetesActivities:
 
     def __init__(
         self,
-        kubeconfig: Path | None,
+        clusters: ClusterClients | Path | None,
         adopter: NodeAdopter | None = None,
         service_account: Path = SERVICE_ACCOUNT_DIR,
         drain_policy: DrainPolicy = DrainPolicy.FAIL,
     ) -> None:
-        self._kubeconfig = kubeconfig
-        self._service_account = service_account
+        # A bare kubeconfig (or None): one cluster, whatever cluster an input names.
+        self.clusters = (
+            clusters
+            if isinstance(clusters, ClusterClients)
+            else ClusterClients.single(clusters, service_account)
+        )
         # The site's answer to a drain that cannot finish, unless the request says otherwise.
         self._drain_policy = drain_policy
-        self._client: AsyncClient | None = None
-        # Held spares' Nodes, watched once for the whole worker.
-        self._hub = NodeWatchHub(self._kube, {SPARE_LABEL: "true"})
-        self._hub.permanent = _permanent
+        # Held spares' Nodes, watched once per cluster for the whole worker.
+        self._hubs: dict[str, NodeWatchHub] = {}
         # Set where spares join from site templates (bootstrap tokens, labels, taints).
         self.adopter = adopter
 
-    def _kube(self) -> AsyncClient:
-        if self._client is None:
-            try:
-                config = kube_config(self._kubeconfig, self._service_account)
-                self._client = AsyncClient(config=config)
-            except (ConfigError, OSError) as exc:
-                # A wrong kubeconfig does not heal by retrying: fail where operators look.
-                raise ApplicationError(
-                    f"cannot load Kubernetes configuration ({exc}): set kubeconfig "
-                    "(VIRTFLOW_KUBECONFIG) or KUBECONFIG, or run in a Pod with a service account",
-                    type="KubernetesConfigError",
-                    non_retryable=True,
-                ) from exc
-        return self._client
+    def cluster_of(self, cluster: str | None, node_name: str) -> str | None:
+        """The input's cluster, else the registered cluster the spare id names."""
+        return cluster if cluster is not None else spare_cluster(self.clusters.names, node_name)
 
-    def client(self) -> AsyncClient:
-        """The worker's one Kubernetes client (the site's join steps share it)."""
-        return self._kube()
+    async def _kube(self, cluster: str | None) -> AsyncClient:
+        return await self.clusters.client(cluster)
+
+    async def client(self, cluster: str | None = None) -> AsyncClient:
+        """The cluster's client (the site's join steps share it)."""
+        return await self._kube(cluster)
+
+    def _hub(self, cluster: str | None) -> NodeWatchHub:
+        name = self.clusters.access_name(cluster)
+        hub = self._hubs.get(name)
+        if hub is None:
+            hub = NodeWatchHub(lambda: self._kube(name), {SPARE_LABEL: "true"})
+            hub.permanent = _permanent
+            hub.on_error = lambda error: self.clusters.unreachable(name, error).describe(name)
+            hub.on_answer = lambda: self.clusters.reached(name)
+            self._hubs[name] = hub
+        return hub
 
     async def close(self) -> None:
-        self._hub.stop()
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        for hub in self._hubs.values():
+            hub.stop()
+        await self.clusters.close()
+
+    @contextlib.contextmanager
+    def _calling(self, cluster: str | None, ignore: frozenset[int] = frozenset()) -> Iterator[None]:
+        """`_classified`, and what the call says of the cluster's reachability."""
+        try:
+            with _classified(ignore):
+                yield
+        except httpx2.HTTPStatusError as exc:
+            if _status_code(exc) == 401:
+                self.clusters.refused(cluster)  # rotated credentials: read them again
+            raise
+        except (httpx2.HTTPError, OSError) as exc:
+            self.clusters.unreachable(cluster, _transport_error(exc))
+            raise
+        except ApplicationError as exc:
+            if exc.type == "KubernetesUnauthorized":
+                self.clusters.refused(cluster)
+            raise
+        self.clusters.reached(cluster)
 
     @activity.defn
     async def wait_node_ready(self, inp: WaitNodeReadyInput) -> NodeReadyResult:
@@ -205,32 +231,38 @@ class KubernetesActivities:
                     )
         finally:
             beat.cancel()
-        await self._adopt(inp.node_name, inp.adopt)
+        await self._adopt(self.cluster_of(inp.cluster, inp.node_name), inp.node_name, inp.adopt)
         return NodeReadyResult(node_name=inp.node_name, ready=True, missing=[])
 
     @activity.defn
     async def check_node_ready(self, inp: CheckNodeReadyInput) -> NodeReadyResult:
         """One look at the Node, without waiting: run as a local activity right after the VM
         is created, so a Node that is Ready by then needs no readiness probe."""
-        with _classified():
-            listing = self._kube().list(Node, fields={"metadata.name": inp.node_name})
+        cluster = self.cluster_of(inp.cluster, inp.node_name)
+        with self._calling(cluster):
+            listing = (await self._kube(cluster)).list(
+                Node, fields={"metadata.name": inp.node_name}
+            )
             nodes = [node async for node in listing]
         gaps = readiness_gaps(nodes[0] if nodes else None)
         if not gaps:
-            await self._adopt(inp.node_name, inp.adopt)
+            await self._adopt(cluster, inp.node_name, inp.adopt)
         return NodeReadyResult(node_name=inp.node_name, ready=not gaps, missing=gaps)
 
-    async def _adopt(self, node_name: str, adoption: NodeAdoption | None) -> None:
+    async def _adopt(
+        self, cluster: str | None, node_name: str, adoption: NodeAdoption | None
+    ) -> None:
         if self.adopter is not None and adoption is not None:
-            with _classified():
-                await self.adopter.adopt(node_name, adoption)
+            with self._calling(cluster):
+                await self.adopter.adopt(cluster, node_name, adoption)
 
     async def _until_ready(self, inp: WaitNodeReadyInput, progress: _Progress) -> None:
         """List, then watch from the list's version; on any failure re-list after a backoff."""
+        cluster = self.cluster_of(inp.cluster, inp.node_name)
         delay = FIRST_RETRY_SECONDS
         while True:
             try:
-                if await self._watch_session(inp.node_name, progress):
+                if await self._watch_session(cluster, inp.node_name, progress):
                     return
                 continue  # resync: re-list at once
             except httpx2.HTTPStatusError as exc:
@@ -248,20 +280,23 @@ class KubernetesActivities:
                 ) from exc
             except (httpx2.HTTPError, OSError, ValueError) as exc:
                 # Transport failures, dropped watches, a line cut mid-JSON: all transient.
-                error = type(exc).__name__
+                error = _transport_error(exc)
             if progress.api_error is None:
                 # The API answered since the last failure: a new outage backs off from the start.
                 delay = FIRST_RETRY_SECONDS
-            progress.api_error = error
+            # Which cluster does not answer, and since when: the spare's phase detail says it.
+            name = self.clusters.access_name(cluster)
+            progress.api_error = self.clusters.unreachable(name, error).describe(name)
             progress.report()
             await asyncio.sleep(delay)
             delay = min(delay * 2, inp.poll_hint_seconds)
 
-    async def _watch_session(self, name: str, progress: _Progress) -> bool:
+    async def _watch_session(self, cluster: str | None, name: str, progress: _Progress) -> bool:
         """True once Ready; False when the session timed out and should be re-listed."""
-        client = self._kube()
+        client = await self._kube(cluster)
         listing = client.list(Node, fields={"metadata.name": name})
         nodes = [node async for node in listing]
+        self.clusters.reached(cluster)
         if progress.observe(nodes[0] if nodes else None):
             return True
         watch = cast(
@@ -290,17 +325,23 @@ class KubernetesActivities:
             "metadata": {"annotations": {RELEASING_ANNOTATION: "true"}},
             "spec": {"unschedulable": True},
         }
-        with _classified(ignore=frozenset({404})):
-            await self._kube().patch(Node, inp.node_name, cordon, patch_type=PatchType.MERGE)
+        cluster = self.cluster_of(inp.cluster, inp.node_name)
+        with self._calling(cluster, ignore=frozenset({404})):
+            await (await self._kube(cluster)).patch(
+                Node, inp.node_name, cordon, patch_type=PatchType.MERGE
+            )
 
     @activity.defn
     async def drain_node(self, inp: DrainNodeInput) -> DrainNodeResult:
         """Evict every pod but DaemonSet and mirror pods and wait until they are gone; retry
         refusals until the timeout, then apply the drain policy (see activities/kube_drain)."""
-        with _classified():
-            result = await drain_node(self._kube(), inp, self._drain_policy)
+        cluster = self.cluster_of(inp.cluster, inp.node_name)
+        with self._calling(cluster):
+            result = await drain_node(await self._kube(cluster), inp, self._drain_policy)
         reason, kind = _DRAIN_EVENTS[result.outcome]
-        await self._record_event(inp.node_name, reason, f"virtflow: {result.summary()}", kind)
+        await self._record_event(
+            cluster, inp.node_name, reason, f"virtflow: {result.summary()}", kind
+        )
         return result
 
     @activity.defn
@@ -308,10 +349,12 @@ class KubernetesActivities:
         """While a spare is held: return once its Node has been unhealthy for the configured
         time (or, with until="healthy", once it is healthy again). Heartbeats meanwhile;
         cancelled when the hold ends."""
-        result = await watch_node_health(self._hub, inp)
+        cluster = self.cluster_of(inp.cluster, inp.node_name)
+        result = await watch_node_health(self._hub(cluster), inp)
         if not result.healthy:
             metrics.spare_unhealthy(activity.metric_meter())
             await self._record_event(
+                cluster,
                 inp.node_name,
                 "SpareUnhealthy",
                 f"virtflow: unhealthy for {inp.unhealthy_after_seconds:g} s: {result.reason}",
@@ -322,8 +365,8 @@ class KubernetesActivities:
     @activity.defn
     async def count_unhealthy_spares(self, inp: ClusterSparesInput) -> UnhealthySparesResult:
         """The cluster's spare Nodes that are unhealthy right now (the max_unhealthy guard)."""
-        with _classified():
-            listing = self._kube().list(
+        with self._calling(inp.cluster):
+            listing = (await self._kube(inp.cluster)).list(
                 Node, labels={SPARE_LABEL: "true", CLUSTER_LABEL: inp.cluster}
             )
             nodes = [n async for n in listing]
@@ -333,7 +376,7 @@ class KubernetesActivities:
         return UnhealthySparesResult(cluster=inp.cluster, total=len(nodes), unhealthy=unhealthy)
 
     async def _record_event(
-        self, node_name: str, reason: str, message: str, kind: str = "Normal"
+        self, cluster: str | None, node_name: str, reason: str, message: str, kind: str = "Normal"
     ) -> None:
         """An Event on the Node, so `kubectl describe node` shows what virtflow did. Best
         effort: an Event that cannot be written never fails the step it describes."""
@@ -351,22 +394,48 @@ class KubernetesActivities:
             reportingComponent=EVENT_SOURCE,
             reportingInstance=activity.info().activity_id if activity.in_activity() else "",
         )
-        with contextlib.suppress(ApiError, httpx2.HTTPError, OSError):
-            await self._kube().create(event)
+        with contextlib.suppress(ApiError, httpx2.HTTPError, OSError, ApplicationError):
+            await (await self._kube(cluster)).create(event)
 
     @activity.defn
     async def delete_node(self, inp: NodeNameInput) -> None:
         """Idempotent: 404 means an earlier attempt (or someone else) already did it."""
-        with _classified(ignore=frozenset({404})):
-            await self._kube().delete(Node, inp.node_name)
+        cluster = self.cluster_of(inp.cluster, inp.node_name)
+        with self._calling(cluster, ignore=frozenset({404})):
+            await (await self._kube(cluster)).delete(Node, inp.node_name)
         if self.adopter is not None:
             # A spare that never became Ready still has its join token: it goes with the Node.
-            with _classified():
-                await self.adopter.forget(inp.node_name)
+            with self._calling(cluster):
+                await self.adopter.forget(cluster, inp.node_name)
 
     @activity.defn
     async def list_spare_nodes(self) -> list[str]:
-        """Nodes virtflow labelled as spares, for the orphan sweep."""
-        with _classified():
-            nodes = [n async for n in self._kube().list(Node, labels={SPARE_LABEL: "true"})]
-        return sorted(n.metadata.name for n in nodes if n.metadata and n.metadata.name)
+        """Nodes virtflow labelled as spares, in every registered cluster, for the orphan
+        sweep. A cluster that does not answer is left out of this sweep (its Nodes are not
+        orphans for not being seen), so it never holds up the others'."""
+        names: set[str] = set()
+        clusters = self.clusters.names
+        for cluster in clusters:
+            try:
+                with self._calling(cluster):
+                    listing = (await self._kube(cluster)).list(Node, labels={SPARE_LABEL: "true"})
+                    names.update(
+                        [n.metadata.name async for n in listing if n.metadata and n.metadata.name]
+                    )
+            except (httpx2.HTTPError, OSError) as exc:
+                if len(clusters) == 1:
+                    raise
+                activity.logger.warning("orphan sweep: cluster %s not listed: %s", cluster, exc)
+        return sorted(names)
+
+
+def spare_cluster(registered: list[str], node_name: str) -> str | None:
+    """The registered cluster a spare id (`spare-<cluster>-<request_id>`) names: the longest
+    that fits; None when none does (the cache then answers for its only cluster, or refuses)."""
+    fits = [c for c in registered if node_name.startswith(f"{SPARE_ID_PREFIX}{c}-")]
+    return max(fits, key=len) if fits else None
+
+
+def _transport_error(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}"[:200] if text else type(exc).__name__

@@ -13,7 +13,7 @@ guest, and deletes the spare's tokens.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -25,12 +25,14 @@ from lightkube.types import PatchType
 from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
+from contracts.spare import CLUSTER_LABEL
 from contracts.vm import VmSpec
 from placement.models import Taint
 from runtime.vm_templates import SiteTemplates, render_user_data
 
 from .bootstrap_tokens import TokenTaken, create_token, delete_token
-from .kubernetes import NodeAdoption
+from .kube_clusters import ClusterClients
+from .kubernetes import NodeAdoption, spare_cluster
 
 
 class ClusterEndpoint(BaseModel):
@@ -41,9 +43,14 @@ class ClusterEndpoint(BaseModel):
 def cluster_endpoint(kubeconfig: Path | None) -> ClusterEndpoint:
     """The API server and its CA (base64 PEM, as in a kubeconfig) the product talks to."""
     config = KubeConfig.from_file(kubeconfig) if kubeconfig else KubeConfig.from_env()
+    return config_endpoint(config, f"kubeconfig {kubeconfig}")
+
+
+def config_endpoint(config: KubeConfig, where: object = "kubeconfig") -> ClusterEndpoint:
+    """The API server and CA of a loaded kubeconfig's current context."""
     context = config.get()
     if context is None:
-        raise ValueError(f"kubeconfig {kubeconfig}: no current context")
+        raise ValueError(f"{where}: no current context")
     cluster = context.cluster
     ca = cluster.certificate_auth_data or ""
     if not ca and cluster.certificate_auth:
@@ -52,27 +59,62 @@ def cluster_endpoint(kubeconfig: Path | None) -> ClusterEndpoint:
 
 
 def join_endpoint(
-    server: str | None, ca_file: Path | None, kubeconfig: Path | None
+    server: str | None, ca_file: Path | None, kubeconfig: Path | KubeConfig | None
 ) -> ClusterEndpoint:
-    """What a guest's join is told: the advertised server and its CA (settings
-    `join_api_server`, `join_api_server_ca`), each falling back to the worker's own."""
+    """What a guest's join is told: the advertised server and its CA (a cluster's
+    `join_api_server`, `join_api_server_ca`), each falling back to its kubeconfig's."""
     ca = base64.b64encode(ca_file.read_bytes()).decode() if ca_file else None
     if server is not None and ca is not None:
         return ClusterEndpoint(server=server, ca_data=ca)
-    own = cluster_endpoint(kubeconfig)
+    own = (
+        config_endpoint(kubeconfig)
+        if isinstance(kubeconfig, KubeConfig)
+        else cluster_endpoint(kubeconfig)
+    )
     return ClusterEndpoint(server=server or own.server, ca_data=own.ca_data if ca is None else ca)
 
 
+async def cluster_join_endpoint(clusters: ClusterClients, cluster: str | None) -> ClusterEndpoint:
+    """The join of one registered cluster: its own settings over its kubeconfig's."""
+    access = clusters.access(cluster)
+    return join_endpoint(
+        access.join_api_server, access.join_api_server_ca, await clusters.config(cluster)
+    )
+
+
 class Joiner:
+    """The site's join for every registered cluster: a spare's token, Node and join endpoint
+    are its own cluster's (the cluster its VM spec's labels name)."""
+
     def __init__(
         self,
         templates: SiteTemplates,
-        kube: Callable[[], AsyncClient],
-        endpoint: Callable[[], ClusterEndpoint],
+        kube: Callable[[str | None], Awaitable[AsyncClient]],
+        endpoint: Callable[[str | None], Awaitable[ClusterEndpoint]],
+        clusters: list[str] | None = None,
     ) -> None:
         self.templates = templates
         self._kube = kube
         self._endpoint = endpoint
+        self._clusters = clusters or []
+
+    @classmethod
+    def for_one(
+        cls, templates: SiteTemplates, kube: AsyncClient, endpoint: ClusterEndpoint
+    ) -> Joiner:
+        """One cluster's join, whatever cluster a spare names (tests, tools)."""
+
+        async def client(cluster: str | None) -> AsyncClient:
+            return kube
+
+        async def joined(cluster: str | None) -> ClusterEndpoint:
+            return endpoint
+
+        return cls(templates, client, joined)
+
+    def _cluster(self, spec: VmSpec) -> str | None:
+        named = spec.labels.get(CLUSTER_LABEL)
+        return named if named is not None else spare_cluster(self._clusters, spec.name)
 
     async def prepare(self, spec: VmSpec) -> VmSpec:
         """The spec with the template's image, network and rendered user data filled in where
@@ -87,11 +129,14 @@ class Joiner:
         }
         text = template.user_data_text()
         if text is not None:
-            endpoint = self._endpoint()
+            cluster = self._cluster(spec)
+            endpoint = await self._endpoint(cluster)
             server = template.api_server or endpoint.server
             try:
                 token = await create_token(
-                    self._kube(), spec.name, timedelta(seconds=template.token_ttl_seconds)
+                    await self._kube(cluster),
+                    spec.name,
+                    timedelta(seconds=template.token_ttl_seconds),
                 )
             except TokenTaken as err:
                 # The name stays taken while the other spare lives: retrying would not help.
@@ -112,15 +157,16 @@ class Joiner:
             )
         return spec.model_copy(update=update)
 
-    async def adopt(self, node_name: str, adoption: NodeAdoption) -> None:
+    async def adopt(self, cluster: str | None, node_name: str, adoption: NodeAdoption) -> None:
         chosen = self.templates.choose(adoption.template, adoption.pool)
         template_labels = chosen[1].labels if chosen else {}
         taints = [t.model_dump() for t in chosen[1].taints] if chosen else []
-        await adopt_node(self._kube(), node_name, {**template_labels, **adoption.labels}, taints)
-        await delete_token(self._kube(), node_name)
+        kube = await self._kube(cluster)
+        await adopt_node(kube, node_name, {**template_labels, **adoption.labels}, taints)
+        await delete_token(kube, node_name)
 
-    async def forget(self, node_name: str) -> None:
-        await delete_token(self._kube(), node_name)
+    async def forget(self, cluster: str | None, node_name: str) -> None:
+        await delete_token(await self._kube(cluster), node_name)
 
 
 def registration_taints(template: list[Taint], spare: list[Taint]) -> list[dict[str, str]]:

@@ -249,7 +249,7 @@ class WarmActivities:
     async def mark_warm_node(self, inp: WarmNodeInput) -> None:
         """Label and taint the Node `virtflow.io/warm=<pool>` (NoSchedule): nothing lands on
         it before a request claims it."""
-        kube = self._kube.client()
+        kube = await self._kube.client(self._kube.cluster_of(inp.cluster, inp.node_name))
         node = await kube.get(Node, inp.node_name)
         taints = [t.to_dict() for t in (node.spec.taints if node.spec and node.spec.taints else [])]
         if not any(t.get("key") == WARM_LABEL for t in taints):
@@ -260,7 +260,7 @@ class WarmActivities:
     @activity.defn
     async def claim_warm_node(self, inp: WarmNodeInput) -> None:
         """The warm mark off, the claiming spare's labels on: the Node is its spare's now."""
-        kube = self._kube.client()
+        kube = await self._kube.client(self._kube.cluster_of(inp.cluster, inp.node_name))
         node = await kube.get(Node, inp.node_name)
         have = node.spec.taints if node.spec and node.spec.taints else []
         taints = [t.to_dict() for t in have if t.key != WARM_LABEL]

@@ -176,6 +176,11 @@ async def run_demo(settings: Settings, console: Console) -> int:
                 console.print(
                     f"lab up: API {running.api_url}, Temporal {running.settings.temporal_address}"
                 )
+                for name, cluster in running.settings.cluster_registry.items():
+                    console.print(
+                        f"  cluster {name}: kubectl --kubeconfig {cluster.kubeconfig} get nodes",
+                        soft_wrap=True,
+                    )
                 demo = Demo(api, receiver, console)
                 summary = await demo.run(request)
     except asyncio.CancelledError:

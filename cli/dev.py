@@ -24,7 +24,8 @@ from temporalio.client import Client
 from api.app import create_app
 from api.temporal_client import connect_factory
 from contracts.common import SEARCH_ATTRIBUTES
-from lab.stack import LabStack
+from lab.stack import LAB_CLUSTER, SECOND_CLUSTER, LabStack, cluster_kubeconfig
+from runtime.clusters import ClusterConfig
 from runtime.receivers import ReceiverConfig
 from runtime.settings import Settings
 from runtime.temporal_binaries import (
@@ -54,6 +55,8 @@ class LabPorts:
     api: int = 8080
     receiver: int = 8090
     gitlab: int = 8093
+    # The second lab cluster's Kubernetes API (8094 is the codec server's).
+    kube_b: int = 8095
 
     def items(self) -> list[tuple[str, int]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
@@ -120,7 +123,10 @@ def lab_settings(base: Settings, ports: LabPorts, state_dir: Path, secret: str) 
             "temporal_ui_url": f"http://localhost:{ports.temporal_ui}",
             "state_dir": state_dir,
             "inventories": {**base.inventories, "default": f"{hypervisor_url}/inventory"},
-            "kubeconfig": state_dir / "kubeconfig",
+            "kubeconfig": None,
+            "join_api_server": None,
+            "join_api_server_ca": None,
+            "clusters": {**base.clusters, **lab_clusters(state_dir)},
             "ansible_extravars": {**base.ansible_extravars, "lab_hypervisor_url": hypervisor_url},
             "hypervisor_api_url": hypervisor_url,
             "receivers": {**base.receivers, LAB_RECEIVER: receiver},
@@ -131,6 +137,14 @@ def lab_settings(base: Settings, ports: LabPorts, state_dir: Path, secret: str) 
             "graceful_shutdown_seconds": min(base.graceful_shutdown_seconds, 5),
         }
     )
+
+
+def lab_clusters(state_dir: Path) -> dict[str, ClusterConfig]:
+    """The lab's two clusters, each on the kubeconfig the lab writes for it."""
+    return {
+        name: ClusterConfig(kubeconfig=cluster_kubeconfig(state_dir, name))
+        for name in (LAB_CLUSTER, SECOND_CLUSTER)
+    }
 
 
 def _die_with_parent() -> Callable[[], None] | None:
@@ -251,7 +265,7 @@ async def lab_stack(
         stack.push_async_callback(server.stop)
         client = await server.start(settings)
 
-        lab = LabStack()
+        lab = LabStack(extra_clusters=(SECOND_CLUSTER,))
         stack.push_async_callback(lab.stop)
         await lab.start(
             state_dir=state_dir,
@@ -259,11 +273,11 @@ async def lab_stack(
             hypervisor_port=ports.hypervisor,
             ready_delay=ready_delay,
             gitlab_port=ports.gitlab,
+            cluster_ports={SECOND_CLUSTER: ports.kube_b},
         )
         assert lab.gitlab is not None
         settings = settings.model_copy(
             update={
-                "kubeconfig": lab.kubeconfig,
                 # The lab GitLab's tokens are made afresh each start.
                 "gitlab_url": lab.gitlab.url,
                 "gitlab_trigger_token": SecretStr(lab.gitlab.trigger_token),
@@ -307,11 +321,16 @@ def banner(running: RunningStack, ports: LabPorts) -> str:
             f"  HTTP API        {running.api_url}   (OpenAPI {running.api_url}/docs)",
             f"  receiver        {running.receiver_url}   (events {running.receiver_url}/events)",
             f"  lab hypervisor  http://127.0.0.1:{ports.hypervisor}   "
-            f"kube API https://127.0.0.1:{ports.kube}   GitLab http://127.0.0.1:{ports.gitlab}",
+            f"GitLab http://127.0.0.1:{ports.gitlab}",
+            *(
+                f"  cluster {name:<7} kube API https://127.0.0.1:{port}   "
+                f"kubectl --kubeconfig {cluster_kubeconfig(s.state_dir, name)} get nodes"
+                for name, port in ((LAB_CLUSTER, ports.kube), (SECOND_CLUSTER, ports.kube_b))
+            ),
             f"  provisioner     {s.provisioner}",
-            f"  state           {s.state_dir}   kubeconfig {s.kubeconfig}",
+            f"  state           {s.state_dir}",
             "",
-            "Ask for a spare over HTTP:",
+            "Ask for a spare over HTTP (cluster lab, or lab-b):",
             f"  curl -X POST {running.api_url}/v1/spares "
             f"-H 'content-type: application/json' -d '{body}'",
             "or from the Temporal CLI:",

@@ -39,6 +39,8 @@ class DrainOutcome(StrEnum):
 
 class DrainNodeInput(BaseModel):
     node_name: str
+    # The spare's cluster; None: the one its Node's name (the spare id) names.
+    cluster: str | None = None
     timeout_seconds: int = Field(ge=0)
     # None: the worker's default (its `drain_policy` setting).
     policy: DrainPolicy | None = None

@@ -12,6 +12,8 @@ from pydantic import BaseModel, Field
 
 class WaitNodeReadyInput(BaseModel):
     node_name: str
+    # The spare's cluster; None: the one its Node's name (the spare id) names.
+    cluster: str | None = None
     # How often to heartbeat while nothing changes, and the cap of the retry backoff.
     poll_hint_seconds: float = Field(default=5, gt=0)
     # None: wait until Ready (the workflow's start_to_close bounds it). Set: return a
@@ -38,6 +40,8 @@ class NodeReadyResult(BaseModel):
 
 class NodeNameInput(BaseModel):
     node_name: str
+    # The spare's cluster; None: the one its Node's name (the spare id) names.
+    cluster: str | None = None
 
 
 class ClusterSparesInput(BaseModel):
@@ -56,6 +60,8 @@ class CheckNodeReadyInput(NodeNameInput):
 
 class WatchNodeHealthInput(BaseModel):
     node_name: str
+    # The spare's cluster; None: the one its Node's name (the spare id) names.
+    cluster: str | None = None
     # How long the Node must stay unhealthy before it is reported (MachineHealthCheck: 300).
     unhealthy_after_seconds: float = Field(default=300, gt=0)
     until: Literal["unhealthy", "healthy"] = "unhealthy"

@@ -249,6 +249,8 @@ class WarmNodeInput(BaseModel):
     node_name: str
     pool: str | None = None
     labels: dict[str, str] = Field(default_factory=dict)
+    # The spare's cluster; None: the one its Node's name (the spare id) names.
+    cluster: str | None = None
 
 
 class WarmCandidatesInput(BaseModel):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import collections
 import contextlib
 import secrets
 import shutil
@@ -58,6 +59,11 @@ class KubeApiServer:
         self._thread: threading.Thread | None = None
         self._port: int | None = None
         self.advertised_host = "127.0.0.1"
+        # Every request it was sent, (method, path), the latest last: whose API a test saw.
+        self.calls: collections.deque[tuple[str, str]] = collections.deque(maxlen=history_limit)
+
+    def record(self, method: str, path: str) -> None:
+        self.calls.append((method, path))
 
     @property
     def token(self) -> str:

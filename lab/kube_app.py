@@ -62,6 +62,8 @@ class ApiState(Protocol):
 
     def take_failure(self) -> int | None: ...
 
+    def record(self, method: str, path: str) -> None: ...
+
 
 class _WatchDropped(Exception):
     """Raised inside a watch stream so the server cuts the connection without a clean end."""
@@ -96,6 +98,7 @@ def _endpoint(state: ApiState, handler: Handler) -> Callable[[Request], Awaitabl
     """Authentication, injected failures and KubeError -> Status, once for every route."""
 
     async def endpoint(request: Request) -> Response:
+        state.record(request.method, request.url.path)
         if not state.auth.authenticated(request.url.path, request.headers.get("authorization")):
             return _json(status_body(401, "Unauthorized", "Unauthorized"), 401)
         if (code := state.take_failure()) is not None:

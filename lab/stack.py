@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from contracts.spare import CLUSTER_LABEL
 from playbooks import PLAYBOOK_DIR
 
 from .gitlab import LabGitLab
@@ -21,20 +22,56 @@ from .kubelet import Kubelet
 DEFAULT_INVENTORY = Path(__file__).with_name("inventory.yaml")
 
 
+# The lab's first cluster; every further one is a Kubernetes API of its own, with its own CA.
+LAB_CLUSTER = "lab"
+SECOND_CLUSTER = "lab-b"
+
+
+class LabCluster:
+    """One lab cluster: its API server, its kubelet, its kubeconfig."""
+
+    def __init__(self, name: str, ready_delay: float) -> None:
+        self.name = name
+        self.kube = KubeApiServer()
+        self.kubelet = Kubelet(self.kube, ready_delay=ready_delay)
+        self.kubeconfig = Path()
+
+
+def cluster_kubeconfig(state_dir: Path, cluster: str) -> Path:
+    """Where the lab writes a cluster's kubeconfig: `lab`'s where it always was."""
+    if cluster == LAB_CLUSTER:
+        return state_dir / "kubeconfig"
+    return state_dir / "clusters" / cluster / "kubeconfig"
+
+
 class LabStack:
     def __init__(
-        self, inventory_doc: dict[str, Any] | None = None, ready_delay: float = 1.0
+        self,
+        inventory_doc: dict[str, Any] | None = None,
+        ready_delay: float = 1.0,
+        extra_clusters: tuple[str, ...] = (),
     ) -> None:
         self.inventory_doc = inventory_doc or load_inventory_file(DEFAULT_INVENTORY)
         self.ready_delay = ready_delay
-        self.kube = KubeApiServer()
-        self.kubelet = Kubelet(self.kube, ready_delay=ready_delay)
+        self.clusters = {
+            name: LabCluster(name, ready_delay) for name in (LAB_CLUSTER, *extra_clusters)
+        }
+        first = self.clusters[LAB_CLUSTER]
+        self.kube = first.kube
+        self.kubelet = first.kubelet
         self.hypervisor: LabHypervisor
         self.gitlab: LabGitLab | None = None
         self.kubeconfig = Path()
 
+    def _cluster_of(self, labels: dict[str, str] | None) -> LabCluster:
+        """The cluster a VM joins: the one its spare's label names (the lab's stand-in for
+        the API server its user data names), else the first."""
+        named = (labels or {}).get(CLUSTER_LABEL, LAB_CLUSTER)
+        return self.clusters.get(named, self.clusters[LAB_CLUSTER])
+
     async def _boot(self, vm: LabVm) -> None:
-        await self.kubelet.vm_started(
+        kubelet = self._cluster_of(vm.labels).kubelet
+        await kubelet.vm_started(
             vm.name,
             vm.ip,
             vm.labels,
@@ -44,7 +81,8 @@ class LabStack:
         )
 
     async def _halt(self, name: str) -> None:
-        await self.kubelet.vm_stopped(name)
+        for cluster in self.clusters.values():
+            await cluster.kubelet.vm_stopped(name)
 
     async def start(
         self,
@@ -55,14 +93,26 @@ class LabStack:
         gitlab_port: int = 0,
         host: str = "127.0.0.1",
         kube_advertised_host: str = "127.0.0.1",
+        cluster_ports: dict[str, int] | None = None,
     ) -> None:
         """Start on fixed ports for `virtflow dev`, or free ones (0) for tests; `host` and
-        `kube_advertised_host` serve a container network (`virtflow lab`)."""
+        `kube_advertised_host` serve a container network (`virtflow lab`). `kube_port` is the
+        first cluster's API, `cluster_ports` the others' by name (free ones where unnamed)."""
         if ready_delay is not None:
-            self.kubelet.ready_delay = ready_delay
+            for cluster in self.clusters.values():
+                cluster.kubelet.ready_delay = ready_delay
         state_dir.mkdir(parents=True, exist_ok=True)
-        await self.kube.start(port=kube_port, host=host, advertised_host=kube_advertised_host)
-        self.kubeconfig = self.kube.write_kubeconfig(state_dir / "kubeconfig")
+        ports = {LAB_CLUSTER: kube_port, **(cluster_ports or {})}
+        for cluster in self.clusters.values():
+            await cluster.kube.start(
+                port=ports.get(cluster.name, 0), host=host, advertised_host=kube_advertised_host
+            )
+            path = cluster_kubeconfig(state_dir, cluster.name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            cluster.kubeconfig = cluster.kube.write_kubeconfig(
+                path, context=f"virtflow-{cluster.name}"
+            )
+        self.kubeconfig = self.clusters[LAB_CLUSTER].kubeconfig
         doc = self.inventory_doc
         self.hypervisor = LabHypervisor(
             doc["hosts"],
@@ -95,8 +145,9 @@ class LabStack:
 
     async def stop(self) -> None:
         # The servers stop side by side: each waits for uvicorn's next tick (0.1 s) or more.
-        await self.kubelet.stop()
-        servers = [self.hypervisor.stop(), self.kube.stop()]
+        for cluster in self.clusters.values():
+            await cluster.kubelet.stop()
+        servers = [self.hypervisor.stop(), *(c.kube.stop() for c in self.clusters.values())]
         if self.gitlab is not None:
             servers.append(self.gitlab.stop())
         await asyncio.gather(*servers)

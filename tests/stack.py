@@ -16,6 +16,7 @@ from temporalio.client import Client, WorkflowHandle
 from contracts.ledger import Reservation, ledger_workflow_id
 from contracts.spare import Phase, SpareRequest, spare_workflow_id
 from lab.stack import DEFAULT_INVENTORY, LabStack
+from runtime.clusters import ClusterConfig
 from runtime.receivers import ReceiverConfig
 from runtime.settings import Settings
 from tests.helpers import assert_eventually, until_polled
@@ -108,6 +109,12 @@ def with_lab_gitlab(settings: Settings, lab: LabStack) -> Settings:
     )
 
 
+def with_lab_clusters(settings: Settings, lab: LabStack) -> Settings:
+    """Every lab cluster registered under its name, on its own kubeconfig."""
+    clusters = {name: ClusterConfig(kubeconfig=c.kubeconfig) for name, c in lab.clusters.items()}
+    return settings.model_copy(update={"kubeconfig": None, "clusters": clusters})
+
+
 def with_lab_hypervisor_api(settings: Settings, lab: LabStack) -> Settings:
     """Provision through the lab hypervisor's HTTP API: for tests whose point is not Ansible
     (each playbook run costs seconds; the Ansible path has its own tests)."""
@@ -156,17 +163,21 @@ async def running_stack(
     inventory_doc: dict[str, Any],
     configure: Callable[[Settings], Settings] | None = None,
     provisioner: Provisioner = "ansible",
+    extra_clusters: tuple[str, ...] = (),
 ) -> AsyncIterator[Stack]:
     """`configure` adjusts the worker's settings (more receivers, an event bus) before it starts;
-    `provisioner` picks the real playbook (default), the lab GitLab or the lab hypervisor's API."""
+    `provisioner` picks the real playbook (default), the lab GitLab or the lab hypervisor's API;
+    `extra_clusters` are lab clusters beside `lab`, each registered with its own kubeconfig."""
     inventory = f"inv-{uuid.uuid4().hex[:10]}"
     secret = WEBHOOK_SECRET
-    lab = LabStack(inventory_doc=inventory_doc, ready_delay=0.3)
+    lab = LabStack(inventory_doc=inventory_doc, ready_delay=0.3, extra_clusters=extra_clusters)
     await lab.start(tmp_path / "lab")
     app = create_receiver_app([secret], tmp_path / "receiver.db")
     try:
         async with serve_app(app) as receiver_url:
             settings = stack_settings(lab, tmp_path, inventory, receiver_url, secret)
+            if extra_clusters:
+                settings = with_lab_clusters(settings, lab)
             if provisioner == "gitlab":
                 settings = with_lab_gitlab(settings, lab)
             elif provisioner == "http":

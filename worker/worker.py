@@ -24,6 +24,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from activities.event_bus import EventBusActivities
 from activities.hosts import HostActivities
+from activities.kube_clusters import ClusterAccess, ClusterClients
 from activities.kubernetes import KubernetesActivities
 from activities.ledger import LedgerActivities
 from activities.notify import NotifyActivities
@@ -31,7 +32,7 @@ from activities.placement import PlacementActivities
 from activities.provisioning import ProvisioningActivities
 from activities.reconcile import ReconcileActivities
 from activities.spare_ids import SpareIdActivities
-from activities.vm_join import Joiner, join_endpoint
+from activities.vm_join import Joiner, cluster_join_endpoint
 from activities.warm_pools import WarmActivities
 from contracts import metrics
 from hypervisors.inventory import inventory_source
@@ -113,6 +114,22 @@ def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
     )
 
 
+def cluster_clients(settings: Settings) -> ClusterClients:
+    """One client per registered cluster, each built on first use."""
+    return ClusterClients(
+        {
+            name: ClusterAccess(
+                kubeconfig=cluster.kubeconfig,
+                secret_namespace=cluster.kubeconfig_secret_namespace,
+                join_api_server=cluster.join_api_server,
+                join_api_server_ca=cluster.join_api_server_ca,
+            )
+            for name, cluster in settings.cluster_registry.items()
+        },
+        seed_kubeconfig=settings.seed_kubeconfig,
+    )
+
+
 def build_activities(
     settings: Settings,
     client: Client,
@@ -128,20 +145,19 @@ def build_activities(
         inventories=inventories,
         policy=load_policy(settings.policy_path) if settings.policy_path else None,
     )
-    kube = KubernetesActivities(settings.kubeconfig, drain_policy=settings.drain_policy)
+    clusters = cluster_clients(settings)
+    kube = KubernetesActivities(clusters, drain_policy=settings.drain_policy)
     if closers is not None:
-        # Its shared Node watch and pooled connections end with the worker.
+        # Its shared Node watches and every cluster's pooled connections end with the worker.
         closers.append(kube.close)
     joiner = None
     if settings.vm_templates:
         # Spares join from the site's templates: a bootstrap token per spare, the Node adopted.
-        kubeconfig = settings.kubeconfig
         joiner = Joiner(
             SiteTemplates(settings.vm_templates, settings.pool_templates),
             kube=kube.client,
-            endpoint=lambda: join_endpoint(
-                settings.join_api_server, settings.join_api_server_ca, kubeconfig
-            ),
+            endpoint=lambda cluster: cluster_join_endpoint(clusters, cluster),
+            clusters=clusters.names,
         )
         kube.adopter = joiner
     provisioning = ProvisioningActivities(build_provisioner(settings, http), joiner)

@@ -64,10 +64,10 @@ def provisioning(server: LabGitLab, kube: AsyncClient, key: str | None) -> Provi
         poll_seconds=0.1,
         user_data_key=SecretStr(key) if key else None,
     )
-    joiner = Joiner(
+    joiner = Joiner.for_one(
         SiteTemplates({"default": VmTemplate(user_data=USER_DATA)}),
-        kube=lambda: kube,
-        endpoint=lambda: ClusterEndpoint(server="https://127.0.0.1:6443", ca_data="Q0E="),
+        kube,
+        ClusterEndpoint(server="https://127.0.0.1:6443", ca_data="Q0E="),
     )
     return ProvisioningActivities(provisioner, joiner)
 

@@ -61,10 +61,10 @@ async def kube(lab: KubeLab) -> AsyncIterator[AsyncClient]:
 
 
 def joiner(kube: AsyncClient, **templates: VmTemplate) -> Joiner:
-    return Joiner(
+    return Joiner.for_one(
         SiteTemplates(templates, {"gpu": "gpu"} if "gpu" in templates else None),
-        kube=lambda: kube,
-        endpoint=lambda: ClusterEndpoint(server="https://127.0.0.1:6443", ca_data="Q0E="),
+        kube,
+        ClusterEndpoint(server="https://127.0.0.1:6443", ca_data="Q0E="),
     )
 
 
@@ -169,8 +169,8 @@ async def test_adopting_a_ready_node_labels_and_taints_it_and_deletes_the_token(
     await kube.patch(Node, "spare-lab-r1", {"spec": {"taints": [other]}})
 
     adoption = NodeAdoption(labels={"virtflow.io/spare": "true"})
-    await site.adopt("spare-lab-r1", adoption)
-    await site.adopt("spare-lab-r1", adoption)  # a retry changes nothing
+    await site.adopt("lab", "spare-lab-r1", adoption)
+    await site.adopt("lab", "spare-lab-r1", adoption)  # a retry changes nothing
 
     node = lab.api.store.get("nodes", "", "spare-lab-r1")
     assert node is not None
@@ -178,7 +178,7 @@ async def test_adopting_a_ready_node_labels_and_taints_it_and_deletes_the_token(
     assert node["spec"]["taints"] == [other, TAINT.model_dump()]
     left = lab.api.store.list("secrets", NAMESPACE)
     assert [s["metadata"]["labels"]["virtflow.io/spare-id"] for s in left] == ["spare-lab-other"]
-    await site.forget("spare-lab-other")
+    await site.forget("lab", "spare-lab-other")
     assert lab.api.store.list("secrets", NAMESPACE) == []
 
 

@@ -1,0 +1,258 @@
+"""One Kubernetes client per workload cluster, kept as Cluster API's ClusterCache keeps them.
+
+A cluster's client is built on first use from its kubeconfig: a file, or the Secret
+`<cluster>-kubeconfig` (key `value`) in the cluster virtflow runs in (the seed). It is built
+again when the file or the Secret changes, so credentials rotate without a restart; the file
+is looked at on every use (one stat), the Secret at most every `secret_refresh_seconds` and
+at once after the cluster refused the old credentials. Each cluster's reachability is kept
+from the calls made to it: one whose API stops answering is reported with its last error and
+since when, and holds up only its own spares.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import yaml
+from lightkube import ApiError, AsyncClient, ConfigError, KubeConfig
+from lightkube.resources.core_v1 import Secret
+from temporalio.exceptions import ApplicationError
+
+# Where a Pod's service account token, CA and namespace are mounted.
+SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+# Cluster API's kubeconfig Secret: `<cluster>-kubeconfig`, the kubeconfig under `value`.
+KUBECONFIG_SECRET_SUFFIX = "-kubeconfig"
+KUBECONFIG_SECRET_KEY = "value"
+UNKNOWN_CLUSTER = "UnknownCluster"
+
+
+@dataclass(frozen=True)
+class ClusterAccess:
+    """How the worker reaches one cluster and what its VMs are told to join."""
+
+    kubeconfig: Path | None = None
+    # Read the kubeconfig from the seed's Secret `<cluster>-kubeconfig` in this namespace.
+    secret_namespace: str | None = None
+    join_api_server: str | None = None
+    join_api_server_ca: Path | None = None
+
+
+@dataclass
+class Reachability:
+    """What the last calls to a cluster's API said."""
+
+    reachable: bool = True
+    last_error: str | None = None
+    # Since when it has not answered (unreachable) or answered last (reachable).
+    since: datetime | None = None
+
+    def describe(self, cluster: str) -> str:
+        """What a spare waiting on this cluster shows: which cluster, since when, and why."""
+        when = self.since.strftime("%Y-%m-%dT%H:%M:%SZ") if self.since else "?"
+        who = f"cluster {cluster}'s Kubernetes API" if cluster else "the Kubernetes API"
+        return f"{who} unreachable since {when}: {self.last_error}"
+
+
+@dataclass
+class _Built:
+    client: AsyncClient
+    config: KubeConfig
+    fingerprint: object
+    checked: float = field(default_factory=time.monotonic)
+
+
+def kube_config(kubeconfig: Path | None, service_account: Path = SERVICE_ACCOUNT_DIR) -> KubeConfig:
+    """The named kubeconfig; unset: the Pod's service account when in a cluster, else the
+    file `KUBECONFIG` names, else `~/.kube/config` (the order kubectl and client-go follow)."""
+    if kubeconfig is not None:
+        return KubeConfig.from_file(kubeconfig)
+    return KubeConfig.from_env(service_account=service_account)
+
+
+def _config_error(cluster: str, exc: Exception) -> ApplicationError:
+    # A wrong kubeconfig does not heal by retrying: fail where operators look.
+    return ApplicationError(
+        f"cannot load the Kubernetes configuration of cluster {cluster} ({exc}): set its "
+        "kubeconfig (clusters.<name>.kubeconfig, or VIRTFLOW_KUBECONFIG for a single "
+        "cluster) or KUBECONFIG, or run in a Pod with a service account",
+        type="KubernetesConfigError",
+        non_retryable=True,
+    )
+
+
+class ClusterClients:
+    """The registered clusters' clients, each built on first use and rebuilt on change."""
+
+    def __init__(
+        self,
+        clusters: Mapping[str, ClusterAccess],
+        seed_kubeconfig: Path | None = None,
+        service_account: Path = SERVICE_ACCOUNT_DIR,
+        secret_refresh_seconds: float = 10.0,
+        any_name: bool = False,
+    ) -> None:
+        self._clusters = dict(clusters)
+        self._seed_kubeconfig = seed_kubeconfig
+        self._service_account = service_account
+        self.secret_refresh_seconds = secret_refresh_seconds
+        # One cluster answering for every name: a single-cluster worker built from a path.
+        self._any_name = any_name and len(self._clusters) == 1
+        self._built: dict[str, _Built] = {}
+        self._retired: list[AsyncClient] = []
+        self._seed: AsyncClient | None = None
+        self._reach: dict[str, Reachability] = {}
+
+    @classmethod
+    def single(
+        cls, kubeconfig: Path | None, service_account: Path = SERVICE_ACCOUNT_DIR
+    ) -> ClusterClients:
+        """One cluster's client whatever cluster an input names (tests, tools)."""
+        return cls({"": ClusterAccess(kubeconfig=kubeconfig)}, None, service_account, any_name=True)
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._clusters)
+
+    def _name(self, cluster: str | None) -> str:
+        if self._any_name:
+            return next(iter(self._clusters))
+        if cluster is None and len(self._clusters) == 1:
+            return next(iter(self._clusters))
+        if cluster is None or cluster not in self._clusters:
+            known = ", ".join(sorted(self._clusters)) or "none"
+            raise ApplicationError(
+                f"unknown cluster '{cluster}' (registered: {known})",
+                type=UNKNOWN_CLUSTER,
+                non_retryable=True,
+            )
+        return cluster
+
+    def access_name(self, cluster: str | None) -> str:
+        """The registered name that answers for `cluster` (refused when none does)."""
+        return self._name(cluster)
+
+    def access(self, cluster: str | None) -> ClusterAccess:
+        return self._clusters[self._name(cluster)]
+
+    async def client(self, cluster: str | None) -> AsyncClient:
+        """The cluster's client, built again if its kubeconfig changed since the last use."""
+        return (await self._current(cluster)).client
+
+    async def config(self, cluster: str | None) -> KubeConfig:
+        return (await self._current(cluster)).config
+
+    async def _current(self, cluster: str | None) -> _Built:
+        name = self._name(cluster)
+        access = self._clusters[name]
+        built = self._built.get(name)
+        if access.secret_namespace is not None:
+            fresh = built is not None and (
+                time.monotonic() - built.checked < self.secret_refresh_seconds
+            )
+            if built is not None and fresh:
+                return built
+            text = await self._read_secret(name, access.secret_namespace)
+            fingerprint: object = hashlib.sha256(text.encode()).hexdigest()
+            if built is not None and built.fingerprint == fingerprint:
+                built.checked = time.monotonic()
+                return built
+            try:
+                config = KubeConfig.from_dict(yaml.safe_load(text))
+            except (ConfigError, ValueError, TypeError, AttributeError, yaml.YAMLError) as exc:
+                raise _config_error(name, exc) from exc
+        else:
+            fingerprint = _file_fingerprint(access.kubeconfig)
+            if built is not None and built.fingerprint == fingerprint:
+                return built
+            try:
+                config = kube_config(access.kubeconfig, self._service_account)
+            except (ConfigError, OSError) as exc:
+                raise _config_error(name, exc) from exc
+        if built is not None:
+            # Calls in flight (a watch) finish on the old one; it closes with the worker.
+            self._retired.append(built.client)
+        self._built[name] = _Built(AsyncClient(config=config), config, fingerprint)
+        return self._built[name]
+
+    def refused(self, cluster: str | None) -> None:
+        """The cluster refused the credentials: read the Secret again at the next use."""
+        built = self._built.get(self._name(cluster))
+        if built is not None:
+            built.checked = float("-inf")
+
+    async def _read_secret(self, cluster: str, namespace: str) -> str:
+        name = f"{cluster}{KUBECONFIG_SECRET_SUFFIX}"
+        if self._seed is None:
+            try:
+                self._seed = AsyncClient(
+                    config=kube_config(self._seed_kubeconfig, self._service_account)
+                )
+            except (ConfigError, OSError) as exc:
+                raise _config_error(f"{cluster} (its Secret's seed)", exc) from exc
+        try:
+            secret = await self._seed.get(Secret, name, namespace=namespace)
+        except ApiError as exc:
+            if exc.status.code in (403, 404):
+                # Not there, or not ours to read: an operator's fix, not a retry's.
+                raise ApplicationError(
+                    f"cannot read Secret {namespace}/{name}, cluster {cluster}'s kubeconfig: "
+                    f"{exc.status.message}",
+                    type="KubeconfigSecretUnreadable",
+                    non_retryable=True,
+                ) from exc
+            raise
+        data = secret.data or {}
+        if KUBECONFIG_SECRET_KEY not in data:
+            raise ApplicationError(
+                f"Secret {namespace}/{name} has no key '{KUBECONFIG_SECRET_KEY}'",
+                type="KubeconfigSecretUnreadable",
+                non_retryable=True,
+            )
+        return base64.b64decode(data[KUBECONFIG_SECRET_KEY]).decode()
+
+    # --- reachability ---------------------------------------------------------------------
+
+    def reached(self, cluster: str | None) -> None:
+        name = self._name(cluster)
+        seen = self._reach.setdefault(name, Reachability())
+        if not seen.reachable or seen.since is None:
+            seen.reachable, seen.last_error = True, None
+        seen.since = datetime.now(UTC)
+
+    def unreachable(self, cluster: str | None, error: str) -> Reachability:
+        name = self._name(cluster)
+        seen = self._reach.setdefault(name, Reachability())
+        if seen.reachable:
+            seen.reachable, seen.since = False, datetime.now(UTC)
+        seen.last_error = error
+        return seen
+
+    def reachability(self, cluster: str | None) -> Reachability:
+        return self._reach.get(self._name(cluster), Reachability(since=None))
+
+    async def close(self) -> None:
+        clients = [b.client for b in self._built.values()] + self._retired
+        if self._seed is not None:
+            clients.append(self._seed)
+        self._built, self._retired, self._seed = {}, [], None
+        for client in clients:
+            await client.close()
+
+
+def _file_fingerprint(path: Path | None) -> object:
+    """What changes when a kubeconfig file is rewritten or replaced (a Secret volume's
+    symlink swap included); None for the environment's or service account's."""
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "missing"
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
