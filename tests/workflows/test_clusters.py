@@ -1,0 +1,76 @@
+"""One worker, two lab clusters: every Kubernetes call of a spare goes to its own cluster.
+
+The lab's two APIs (`lab`, `lab-b`, each with its own CA and token) record every request
+they are sent: a spare of lab-b has its bootstrap token, Node, labels, drain and deletion in
+lab-b's API, and lab's API is sent nothing at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+
+from contracts.spare import CLUSTER_LABEL, Phase, SpareResult
+from lab.hypervisor import load_inventory_file
+from runtime.settings import Settings
+from runtime.vm_templates import VmTemplate
+from tests.stack import LAB_INVENTORY, Stack, running_stack, wait_phase
+from workflows.prepare_spare import PrepareSpare
+
+USER_DATA = "#cloud-config\nserver: {{ api_server }}\ntoken: {{ join_token }}\n"
+
+
+def with_a_join(settings: Settings) -> Settings:
+    # A template with user data: each spare gets a bootstrap token in its cluster.
+    return settings.model_copy(
+        update={"vm_templates": {"default": VmTemplate(user_data=USER_DATA)}}
+    )
+
+
+@pytest.fixture
+async def two_clusters(client: Client, task_queue: str, tmp_path: Path) -> AsyncIterator[Stack]:
+    async with running_stack(
+        client,
+        task_queue,
+        tmp_path,
+        load_inventory_file(LAB_INVENTORY),
+        configure=with_a_join,
+        provisioner="http",
+        extra_clusters=("lab-b",),
+    ) as stack:
+        yield stack
+
+
+def calls_about(calls: list[tuple[str, str]], name: str) -> list[tuple[str, str]]:
+    return [(method, path) for method, path in calls if name in path]
+
+
+async def test_a_spare_of_lab_b_lives_in_lab_b_alone(two_clusters: Stack) -> None:
+    stack = two_clusters
+    lab, lab_b = stack.lab.clusters["lab"].kube, stack.lab.clusters["lab-b"].kube
+    lab.calls.clear()
+    req = stack.request(cluster="lab-b")
+    handle = await stack.start(req)
+    await wait_phase(handle, Phase.READY)
+
+    node = lab_b.store.get("nodes", "", req.spare_id)
+    assert node is not None and node["metadata"]["labels"][CLUSTER_LABEL] == "lab-b"
+    assert lab.store.get("nodes", "", req.spare_id) is None
+    seen = list(lab_b.calls)
+    secrets = [c for c in seen if c[1].startswith("/api/v1/namespaces/kube-system/secrets")]
+    assert ("POST", "/api/v1/namespaces/kube-system/secrets") in secrets  # its join token
+    assert any(method == "DELETE" for method, _ in secrets)  # gone once Ready
+    assert ("GET", f"/api/v1/nodes/{req.spare_id}") in seen  # adopted: its labels checked
+
+    await handle.execute_update(PrepareSpare.release, {"reason": "done"})
+    result: SpareResult = await handle.result()
+    assert result.phase == Phase.RELEASED
+    about = calls_about(list(lab_b.calls), req.spare_id)
+    assert ("PATCH", f"/api/v1/nodes/{req.spare_id}") in about  # cordoned
+    assert ("DELETE", f"/api/v1/nodes/{req.spare_id}") in about
+    assert any("fieldSelector" in p or "/pods" in p for _, p in lab_b.calls)  # drained
+    assert lab_b.store.get("nodes", "", req.spare_id) is None
+    assert list(lab.calls) == []
