@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from contracts.spare import CLUSTER_LABEL, Phase, SpareResult
+from contracts.spare import CLUSTER_LABEL, Phase, ReleaseRequest, SpareResult
 from lab.hypervisor import load_inventory_file
 from runtime.settings import Settings
 from runtime.vm_templates import VmTemplate
@@ -65,7 +65,7 @@ async def test_a_spare_of_lab_b_lives_in_lab_b_alone(two_clusters: Stack) -> Non
     assert any(method == "DELETE" for method, _ in secrets)  # gone once Ready
     assert ("GET", f"/api/v1/nodes/{req.spare_id}") in seen  # adopted: its labels checked
 
-    await handle.execute_update(PrepareSpare.release, {"reason": "done"})
+    await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="done"))
     result: SpareResult = await handle.result()
     assert result.phase == Phase.RELEASED
     about = calls_about(list(lab_b.calls), req.spare_id)
