@@ -8,22 +8,38 @@ decision do.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from contracts.ledger import Reservation
 from contracts.placement import PlaceVmResult, PlaceVmsInput, PlaceVmsResult
 from hypervisors.inventory import InventorySource, source_named
 from placement.engine import place
 from placement.fit import empty_inventory_decision, empty_inventory_table
+from placement.holds import Hold
 from placement.models import PlacementInput, Policy, VmRequest
 from placement.names import NEAR_UNKNOWN, NOT_NEAR
-from placement.reservations import apply_reservations
+from placement.reservations import apply_reservations, holding_over
 from placement.table import HostTable
 
 TOP_CANDIDATES = 5
+# A refusal names at most this many of the reservations that hold the room it wanted.
+HELD_BY_SHOWN = 10
+# Rejections that more room (fewer reservations) would have cured.
+ROOM_REASONS = frozenset(
+    {
+        "insufficient_cpu",
+        "insufficient_memory",
+        "insufficient_gpu",
+        "insufficient_disk",
+        "insufficient_device",
+        "vm_quota_exceeded",
+    }
+)
 
 
 def placement_input(
@@ -103,26 +119,60 @@ class PlacementActivities:
         """One inventory read for a whole batch of a ledger's pending reservations."""
         if not inp.requests:
             return PlaceVmsResult(decisions=[])
+        if inp.holds and len(inp.holds) != len(inp.requests):
+            raise ApplicationError(
+                f"{len(inp.holds)} holds for {len(inp.requests)} requests",
+                type="PlacementInputInvalid",
+                non_retryable=True,
+            )
         document = await self.document(inp.inventory)
-        base = placement_input(document, inp.requests[0], inp.reservations, self._policy)
+        bare = placement_input(document, inp.requests[0], (), self._policy)
         # Keyed by this inventory read: the reservations of the batch change what is allocated
         # only, which the emptied inventory ("could it ever fit?") does not look at.
-        empty_table = empty_inventory_table(base.hosts)
+        empty_table = empty_inventory_table(bare.hosts)
+        # Without holds every reservation counts whenever it holds: applied once for the batch.
+        base = bare if inp.holds else apply_reservations(bare, inp.reservations)
         # Each decision counts the ones placed before it in this batch.
         placed: list[Reservation] = []
         decisions = []
-        for request in inp.requests:
-            decision = decide(
-                apply_reservations(base.model_copy(update={"request": request}), placed),
-                empty_table,
+        for k, request in enumerate(inp.requests):
+            hold = inp.hold_of(k)
+            counted = [*inp.reservations, *placed] if hold is not None else placed
+            snapshot = apply_reservations(
+                base.model_copy(update={"request": request}), counted, hold, inp.now
             )
+            decision = decide(snapshot, empty_table)
             if decision.host is not None:
                 placed.append(
                     Reservation.of(
-                        request, decision.host, decision.vmid, request.name, decision.topology
+                        request,
+                        decision.host,
+                        decision.vmid,
+                        request.name,
+                        decision.topology,
+                        hold=hold,
                     )
                 )
+            elif hold is not None:
+                decision.held_by = _held_by(snapshot, decision, counted, hold, inp.now)
             # The ledger reads the host, vmid and summary; the per-host scores of hundreds of
             # decisions would only swell its history (the explain endpoint has them).
             decisions.append(decision.model_copy(update={"top_scores": {}}))
         return PlaceVmsResult(decisions=decisions)
+
+
+def _held_by(
+    snapshot: PlacementInput,
+    decision: PlaceVmResult,
+    reservations: Sequence[Reservation],
+    hold: Hold,
+    now: datetime | None,
+) -> list[str]:
+    """The reservations in the way: those holding room within `hold` on hosts the request was
+    refused for want of room (in the order they were made)."""
+    if not ROOM_REASONS & decision.reason_counts.keys():
+        return []
+    rejected = place(snapshot).rejected
+    refused = {host for host, why in rejected.items() if why.split(":")[0] in ROOM_REASONS}
+    names = [r.spare_id for r in holding_over(reservations, hold, now) if r.host in refused]
+    return names[:HELD_BY_SHOWN]

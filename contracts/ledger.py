@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.common import RetryPolicy
 
+from placement.holds import Hold
 from placement.models import VmRequest
 from placement.reservations import Reservation
 
@@ -27,6 +28,7 @@ __all__ = [
     "FreeInput",
     "FreeResult",
     "GroupMember",
+    "Hold",
     "LedgerState",
     "Reservation",
     "ReserveGroupInput",
@@ -65,6 +67,7 @@ class Waiter(BaseModel):
     request: VmRequest
     priority: int = 0
     seq: int
+    hold: Hold | None = None
 
     @property
     def spare_id(self) -> str:
@@ -106,10 +109,18 @@ class ReserveInput(BaseModel):
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
     # A warm pool's spare: its room is taken back for a real request that needs it.
     warm_pool: str | None = None
+    # When the spare holds its room (an ordinary spare: until its TTL can have ended; a
+    # booking: from its lead start to its window's end); None: until freed.
+    hold: Hold | None = None
 
     @property
     def spare_id(self) -> str:
         return self.request.name
+
+    @property
+    def booking(self) -> bool:
+        """A hold that starts later: it neither waits nor takes room back from warm spares."""
+        return self.hold is not None and self.hold.start is not None
 
     @property
     def ledger_id(self) -> str:
@@ -120,11 +131,14 @@ class ReserveResult(BaseModel):
     status: Literal["reserved", "queued", "no_capacity", "never_fits"]
     reservation: Reservation | None = None
     reason: str | None = None
+    # Not reserved: the reservations holding the room it wanted, within its hold.
+    held_by: list[str] = Field(default_factory=list)
 
 
 class GroupMember(BaseModel):
     spare_id: str
     request: VmRequest
+    hold: Hold | None = None
 
 
 class ReserveGroupInput(BaseModel):
@@ -147,6 +161,8 @@ class ReserveGroupResult(BaseModel):
     reservations: list[Reservation] = Field(default_factory=list)
     placeable: int = Field(description="How many members could be placed together now")
     reason: str | None = None
+    # Not reserved: the reservations holding the room the members wanted, within their holds.
+    held_by: list[str] = Field(default_factory=list)
 
 
 class FreeInput(BaseModel):

@@ -3,8 +3,11 @@ against one inventory, and a small answer per request (the host list never enter
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from pydantic import BaseModel, Field
 
+from placement.holds import Hold
 from placement.models import VmRequest
 from placement.topology_record import PlacedTopology
 
@@ -21,6 +24,9 @@ class PlaceVmResult(BaseModel):
     top_scores: dict[str, dict[str, int]] = Field(default_factory=dict)
     # The chosen host's domains and what `near` wanted; None when the request names no topology.
     topology: PlacedTopology | None = None
+    # No host: the reservations that hold room on the hosts refused for want of room, within
+    # the request's hold (spare ids, bookings among them).
+    held_by: list[str] = Field(default_factory=list)
 
 
 class PlaceVmsInput(BaseModel):
@@ -30,6 +36,13 @@ class PlaceVmsInput(BaseModel):
     # Each VM is named after the spare (or task) it is for.
     requests: list[VmRequest]
     reservations: list[Reservation] = Field(default_factory=list)
+    # Each request's hold, in the same order; none: every reservation counts, whenever it holds.
+    holds: list[Hold] = Field(default_factory=list)
+    # The ledger's clock: a reservation not freed yet holds at least until then.
+    now: datetime | None = None
+
+    def hold_of(self, k: int) -> Hold | None:
+        return self.holds[k] if self.holds else None
 
 
 class PlaceVmsResult(BaseModel):

@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         WAITERS_QUERY,
         FreeInput,
         FreeResult,
+        Hold,
         LedgerState,
         Reservation,
         ReserveGroupInput,
@@ -139,6 +140,9 @@ class InventoryLedger:
 
     def _answer_without_placement(self, inp: ReserveInput) -> ReserveResult | None:
         known = self._known(inp)
+        if known is None and inp.booking:
+            # A booking is answered at once by its own window: no queue to wait in or behind.
+            return None
         if known is None and inp.warm_pool is not None and self._state.waiters:
             # Warm spares come last: room freed now goes to the requests waiting for it.
             return ReserveResult(status="no_capacity", reason="requests are waiting for room")
@@ -162,7 +166,7 @@ class InventoryLedger:
 
     async def _place_in_order(self, items: list[ReserveInput]) -> list[ReserveInput]:
         """Record each decision; what is left to place again if one could not be used."""
-        result = await self._place_batch([i.request for i in items])
+        result = await self._place_batch([i.request for i in items], [i.hold for i in items])
         for k, (inp, decision) in enumerate(zip(items, result.decisions, strict=True)):
             answer = self._answer_without_placement(inp)
             if answer is not None:
@@ -174,7 +178,9 @@ class InventoryLedger:
             self._answers[inp.spare_id] = await self._outcome(inp, decision)
         return []
 
-    async def _place_batch(self, requests: list[VmRequest]) -> PlaceVmsResult:
+    async def _place_batch(
+        self, requests: list[VmRequest], holds: list[Hold | None]
+    ) -> PlaceVmsResult:
         # A regular activity, not a local one: its input and result are events in history, so a
         # replay hands the answer back at the same point among the updates that arrived. (A local
         # activity's result could come back at another point and find a different batch.)
@@ -186,6 +192,9 @@ class InventoryLedger:
                 inventory=self._state.inventory,
                 requests=requests,
                 reservations=list(self._state.reservations.values()),
+                # Every request over its hold (none: from now until freed), at the ledger's now.
+                holds=[hold or Hold() for hold in holds],
+                now=workflow.now(),
             ),
             start_to_close_timeout=self._state.timeouts.call,
             retry_policy=PLACEMENT_RETRY,
@@ -193,12 +202,15 @@ class InventoryLedger:
 
     async def _outcome(self, inp: ReserveInput, decision: PlaceVmResult) -> ReserveResult:
         if decision.host is not None:
-            reservation = self._record(inp.spare_id, inp.request, decision, show=False)
+            reservation = self._record(inp.spare_id, inp.request, decision, inp.hold, show=False)
             if inp.warm_pool is not None:
                 self._state.warm[inp.spare_id] = WarmMark(pool=inp.warm_pool, since=workflow.now())
             return ReserveResult(status="reserved", reservation=reservation)
         if decision.never_fits:
             return ReserveResult(status="never_fits", reason=decision.summary)
+        if inp.booking:
+            # Room held later is never taken from a spare that holds it now, warm ones included.
+            return _refused(decision)
         taken_back = await self._take_back_warm(inp) if inp.warm_pool is None else []
         if taken_back:
             # The request waits for the room its warm spares free as they are released.
@@ -210,7 +222,7 @@ class InventoryLedger:
         if inp.wait_for_capacity:
             self._enqueue(inp)
             return ReserveResult(status="queued", reason=decision.summary)
-        return ReserveResult(status="no_capacity", reason=decision.summary)
+        return _refused(decision)
 
     @reserve.validator
     def validate_reserve(self, inp: ReserveInput) -> None:
@@ -229,7 +241,9 @@ class InventoryLedger:
         async with self._lock:
             missing = [m for m in inp.members if m.spare_id not in self._state.reservations]
             if missing:
-                result = await self._place_batch([m.request for m in missing])
+                result = await self._place_batch(
+                    [m.request for m in missing], [m.hold for m in missing]
+                )
                 decisions = result.decisions
                 placeable = (
                     len(inp.members) - len(missing) + sum(d.host is not None for d in decisions)
@@ -240,10 +254,11 @@ class InventoryLedger:
                     return ReserveGroupResult(
                         status="never_fits" if missed.never_fits else "no_capacity",
                         placeable=placeable,
-                        reason=missed.summary,
+                        reason=_with_holders(missed),
+                        held_by=missed.held_by,
                     )
                 for member, decision in zip(missing, decisions, strict=True):
-                    self._record(member.spare_id, member.request, decision, show=False)
+                    self._record(member.spare_id, member.request, decision, member.hold, show=False)
                 workflow.set_current_details(self._details())
             # Members held already (a repeated request) keep what they were given.
             return ReserveGroupResult(
@@ -317,6 +332,7 @@ class InventoryLedger:
                 request=inp.request,
                 priority=inp.priority,
                 seq=self._state.seq,
+                hold=inp.hold,
             )
         )
         self._state.waiters.sort(key=lambda w: (-w.priority, w.seq))
@@ -364,11 +380,11 @@ class InventoryLedger:
         """Place waiters in order while room allows; the first that does not fit keeps its turn."""
         while self._state.waiters:
             waiter = self._state.waiters[0]
-            decision = await self._place(waiter.request)
+            decision = await self._place(waiter.request, waiter.hold)
             if decision.host is None:
                 return
             self._state.waiters.pop(0)
-            reservation = self._record(waiter.spare_id, waiter.request, decision)
+            reservation = self._record(waiter.spare_id, waiter.request, decision, waiter.hold)
             spare = workflow.get_external_workflow_handle(waiter.spare_id)
             try:
                 await spare.signal(CAPACITY_GRANTED_SIGNAL, reservation)
@@ -377,17 +393,22 @@ class InventoryLedger:
                 workflow.logger.warning("waiter %s vanished; freeing its room", waiter.spare_id)
                 self._state.reservations.pop(waiter.spare_id, None)
 
-    async def _place(self, request: VmRequest) -> PlaceVmResult:
-        placed = await self._place_batch([request])
+    async def _place(self, request: VmRequest, hold: Hold | None) -> PlaceVmResult:
+        placed = await self._place_batch([request], [hold])
         return placed.decisions[0]
 
     def _record(
-        self, spare_id: str, request: VmRequest, decision: PlaceVmResult, show: bool = True
+        self,
+        spare_id: str,
+        request: VmRequest,
+        decision: PlaceVmResult,
+        hold: Hold | None,
+        show: bool = True,
     ) -> Reservation:
         if decision.host is None:
             raise ApplicationError("cannot record a reservation without a host")
         reservation = Reservation.of(
-            request, decision.host, decision.vmid, spare_id, decision.topology
+            request, decision.host, decision.vmid, spare_id, decision.topology, hold=hold
         )
         self._state.reservations[spare_id] = reservation
         if show:
@@ -409,3 +430,16 @@ class InventoryLedger:
         if len(self._state.reservations) > DETAILS_LINES:
             lines.append(f"- and {len(self._state.reservations) - DETAILS_LINES} more")
         return "\n".join(lines)
+
+
+def _refused(decision: PlaceVmResult) -> ReserveResult:
+    return ReserveResult(
+        status="no_capacity", reason=_with_holders(decision), held_by=decision.held_by
+    )
+
+
+def _with_holders(decision: PlaceVmResult) -> str:
+    """The placement's summary, and who holds the room it wanted in that time."""
+    if not decision.held_by:
+        return decision.summary
+    return f"{decision.summary}; the room is held then by {', '.join(decision.held_by)}"

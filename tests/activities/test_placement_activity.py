@@ -5,6 +5,7 @@ unknown `near` is its own answer, never a placement that ignores it."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from activities.placement import PlacementActivities, decide
 from contracts.placement import PlaceVmsInput
 from hypervisors.inventory import FileInventory
+from placement.holds import Hold
 from placement.models import PlacementInput, VmRequest
 from placement.reservations import Reservation, apply_reservations
 from placement.table import HostTable
@@ -142,3 +144,31 @@ async def test_a_batch_judges_could_it_ever_fit_on_one_emptied_table(
         if alone.host is not None:
             placed.append(Reservation.of(request, alone.host, None, request.name))
     assert [d.host for d in batch.decisions].count(None) == 0
+
+
+async def test_a_refusal_over_a_hold_names_the_reservations_in_the_way(tmp_path: Path) -> None:
+    document = {"hosts": [{"name": "h1", "cpu_capacity": 8, "memory_mb_capacity": 8192}]}
+    path = tmp_path / "inventory.json"
+    path.write_text(json.dumps(document))
+    start = datetime(2026, 12, 1, tzinfo=UTC)
+    window = Hold(start=start + timedelta(days=2), end=start + timedelta(days=3))
+    booked = Reservation.of(
+        VmRequest(name="spare-booked", cpu=6, memory_mb=1024), "h1", None, "spare-booked"
+    ).model_copy(update={"hold": window})
+    activities = PlacementActivities({"site": FileInventory(path)})
+    asked = VmRequest(name="spare-new", cpu=6, memory_mb=1024)
+
+    async def answer(until: timedelta) -> list[tuple[str | None, list[str]]]:
+        result = await activities.place_vms(
+            PlaceVmsInput(
+                inventory="site",
+                requests=[asked],
+                reservations=[booked],
+                holds=[Hold(end=start + until)],
+                now=start,
+            )
+        )
+        return [(d.host, d.held_by) for d in result.decisions]
+
+    assert await answer(timedelta(days=2, hours=1)) == [(None, ["spare-booked"])]
+    assert await answer(timedelta(days=2)) == [("h1", [])]

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 from collections import Counter
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType, PendingActivityState
@@ -22,9 +23,11 @@ SAMPLE_EVERY_SECONDS = 0.05
 class CapacityCensus:
     """Samples the ledger and the lab hypervisor while faults happen.
 
-    A host's committed amount is its base allocation, plus the VMs the hypervisor holds on
-    it, plus the reservations whose VM does not exist yet (the ledger's own rule). Any sample
-    above the effective capacity is an over-commit.
+    A host's committed amount at an instant is its base allocation, plus the VMs the
+    hypervisor holds on it (less those whose reservation no longer holds then), plus the
+    reservations holding then whose VM does not exist yet (the ledger's own rule). Every sample
+    looks at now and at every later instant a reservation starts holding (bookings): any of
+    them above the effective capacity is an over-commit.
     """
 
     def __init__(self, stack: Stack) -> None:
@@ -63,18 +66,34 @@ class CapacityCensus:
         self.max_reserved = max(self.max_reserved, len(reservations))
         hypervisor = self.stack.lab.hypervisor
         vms = hypervisor.vms
+        now = datetime.now(UTC)
         for name, host in hypervisor.hosts.items():
-            for resource, field in RESOURCES:
-                on_host = sum(getattr(vm, field) for vm in vms.values() if vm.host == name)
-                pending = sum(
-                    getattr(r, field)
-                    for r in reservations
-                    if r.host == name and r.vm_name not in vms
-                )
-                committed = int(host.get(f"{resource}_allocated", 0)) + on_host + pending
-                capacity = effective_capacity(host, resource)
-                if committed > capacity:
-                    self.over_commits.append(f"{name}: {resource} {committed} > {capacity}")
+            mine = [r for r in reservations if r.host == name]
+            later = {r.hold.start for r in mine if r.hold.start is not None and r.hold.start > now}
+            for instant in sorted({now, *later}):
+                holding = [r for r in mine if _holds_at(r, instant, now)]
+                gone = {r.vm_name for r in mine if r not in holding}
+                for resource, field in RESOURCES:
+                    on_host = sum(
+                        getattr(vm, field)
+                        for vm_name, vm in vms.items()
+                        if vm.host == name and vm_name not in gone
+                    )
+                    pending = sum(getattr(r, field) for r in holding if r.vm_name not in vms)
+                    committed = int(host.get(f"{resource}_allocated", 0)) + on_host + pending
+                    capacity = effective_capacity(host, resource)
+                    if committed > capacity:
+                        self.over_commits.append(
+                            f"{name} at {instant.isoformat()}: {resource} {committed} > {capacity}"
+                        )
+
+
+def _holds_at(r: Reservation, instant: datetime, now: datetime) -> bool:
+    """Whether `r` holds its room at `instant` (not freed yet: at least until now)."""
+    hold = r.hold.at_least_until(now)
+    return (hold.start is None or hold.start <= instant) and (
+        hold.end is None or instant < hold.end
+    )
 
 
 async def activity_attempts(handle: WorkflowHandle[Any, Any]) -> dict[str, int]:

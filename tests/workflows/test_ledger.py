@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -10,7 +11,14 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
 from activities.ledger import free_group, reserve_group
-from contracts.ledger import GroupMember, Reservation, ReserveGroupInput, ledger_workflow_id
+from contracts.ledger import (
+    GroupMember,
+    Hold,
+    Reservation,
+    ReserveGroupInput,
+    ReserveGroupResult,
+    ledger_workflow_id,
+)
 from contracts.spare import Phase, ReleaseRequest
 from placement.models import VmRequest
 from tests.helpers import assert_eventually
@@ -156,6 +164,60 @@ class TestAWholeRequestAtOnce:
         assert sorted(r.spare_id for r in await ledger_reservations(stack)) == ["a1", "a2"]
         await free_group(stack.client, two)
         assert await ledger_reservations(stack) == []
+
+
+class TestRoomOverTime:
+    """Each reservation holds its room over an interval: a booking from its lead start to its
+    window's end, an ordinary spare until its TTL can have ended."""
+
+    @pytest.fixture
+    def inventory_doc(self) -> dict[str, Any]:
+        return uniform_site(hosts=1, cpu_each=4)  # room for one spare of 4 CPUs at a time
+
+    async def test_a_booking_holds_its_window_and_frees_it_when_given_back(
+        self, stack: Stack
+    ) -> None:
+        now = datetime.now(UTC)
+
+        def days(n: float) -> datetime:
+            return now + timedelta(days=n)
+
+        async def ask(name: str, start: datetime | None, end: datetime) -> ReserveGroupResult:
+            member = GroupMember(
+                spare_id=name,
+                request=VmRequest(name=name, cpu=4, memory_mb=512),
+                hold=Hold(start=start, end=end),
+            )
+            group = ReserveGroupInput(
+                task_queue=stack.task_queue, inventory=stack.inventory, members=[member]
+            )
+            return await reserve_group(stack.client, group)
+
+        assert (await ask("b1", days(2), days(3))).status == "reserved"
+        overlapping = await ask("o1", None, days(2) + timedelta(hours=1))
+        assert (overlapping.status, overlapping.held_by) == ("no_capacity", ["b1"])
+        assert overlapping.reason is not None and overlapping.reason.endswith(
+            "the room is held then by b1"
+        )
+        assert (await ask("o2", None, days(1))).status == "reserved"  # gone before the lead
+        second = await ask("b2", days(2.5), days(4))
+        assert (second.status, second.held_by) == ("no_capacity", ["b1"])
+        assert (await ask("b3", days(3), days(4))).status == "reserved"  # right after b1
+
+        await free_group(
+            stack.client,
+            ReserveGroupInput(
+                task_queue=stack.task_queue,
+                inventory=stack.inventory,
+                members=[
+                    GroupMember(spare_id="b1", request=VmRequest(name="b1", cpu=4, memory_mb=512))
+                ],
+            ),
+        )
+        assert (await ask("b4", days(2), days(3))).status == "reserved"  # b1's room, at once
+        held = {r.spare_id: r.hold for r in await ledger_reservations(stack)}
+        assert sorted(held) == ["b3", "b4", "o2"]
+        assert held["b4"] == Hold(start=days(2), end=days(3))
 
 
 class TestALongHistory:
