@@ -1,7 +1,7 @@
 """The domain errors of the API and the command line, each with a stable machine-readable code.
 
 Raised by the spare operations, explain and the inventory view; each edge maps them once:
-`api/problems.py` to RFC 9457 problem details (status, `code`), `cli/main.py` to exit codes.
+`api/problems.py` to RFC 9457 problem details (status, `code`), `cli/common.py` to exit codes.
 A caller branches on `code`, never on the English text.
 """
 

@@ -23,7 +23,7 @@ def list_pools(
     as_json: Annotated[bool, typer.Option("--json", help="Print the pools as JSON")] = False,
 ) -> None:
     """Each warm pool: its size, spares Ready and coming up, claims so far, why it is short."""
-    from .main import run, settings
+    from .common import run, settings
 
     config = settings()
 

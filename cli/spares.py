@@ -1,0 +1,228 @@
+"""The spare commands: `prepare`, `status`, `release`, `cancel`, `list`. Each calls the HTTP
+API (the generated client in `virtflow_client/`), as any other caller of virtflow does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.table import Table
+
+from contracts.spare import Phase, SpareRequest
+from virtflow_client.api.spares import cancel_spare, prepare_spare, release_spare
+from virtflow_client.api.spares import list_spares as list_spares_op
+from virtflow_client.models import (
+    CancelAccepted,
+    PrepareAccepted,
+    PrepareBody,
+    ReleaseRequest,
+    SparePage,
+    SpareStatus,
+)
+from virtflow_client.models import Phase as ApiPhase
+from virtflow_client.types import UNSET
+
+from .common import EXIT_BAD_INPUT, EXIT_FAILED, console, fail, one_line, read_json, run, settings
+from .spare_api import answer, api_client
+from .spare_view import follow_spare, get_view, given, phase_of, status_table, watch_spare
+
+
+def prepare(
+    file: Annotated[Path | None, typer.Option("--file", "-f", help="SpareRequest JSON")] = None,
+    cluster: Annotated[str | None, typer.Option(help="Cluster the spare joins")] = None,
+    request_id: Annotated[str | None, typer.Option(help="Idempotency key")] = None,
+    cpu: Annotated[int | None, typer.Option(help="vCPUs")] = None,
+    memory_mb: Annotated[int | None, typer.Option(help="Memory in MiB")] = None,
+    gpu: Annotated[int | None, typer.Option(help="GPUs")] = None,
+    disk_gb: Annotated[int | None, typer.Option(help="Disk in GB")] = None,
+    device: Annotated[
+        list[str] | None,
+        typer.Option(help="Device NAME=COUNT, e.g. xilinx.com/u250=1 (repeatable)"),
+    ] = None,
+    pool: Annotated[str | None, typer.Option(help="Host pool")] = None,
+    inventory: Annotated[str | None, typer.Option(help="Configured inventory name")] = None,
+    receiver: Annotated[
+        list[str] | None, typer.Option("--receiver", help="Configured receiver (repeatable)")
+    ] = None,
+    no_wait: Annotated[bool, typer.Option("--no-wait", help="Start and return")] = False,
+) -> None:
+    """Ask the API for a spare and follow it until Ready (exit 0) or failure (exit 1)."""
+    body: dict[str, Any] = read_json(file) if file else {}
+    options = {
+        "cluster": cluster,
+        "request_id": request_id,
+        "cpu": cpu,
+        "memory_mb": memory_mb,
+        "gpu": gpu,
+        "disk_gb": disk_gb,
+        "devices": _devices(device) if device else None,
+        "pool": pool,
+        "inventory": inventory,
+        "receivers": receiver or None,
+    }
+    body.update({k: v for k, v in options.items() if v is not None})
+    try:
+        SpareRequest.model_validate(
+            {k: v for k, v in body.items() if k not in ("count", "partial")}
+        )
+    except ValidationError as err:
+        fail(f"bad request: {one_line(err)}", EXIT_BAD_INPUT)
+    config = settings()
+
+    async def go() -> int:
+        client = api_client(config)
+        response = await prepare_spare.asyncio_detailed(
+            client=client, body=PrepareBody.from_dict(body)
+        )
+        accepted = answer(response, PrepareAccepted)
+        console.print(f"spare [bold]{accepted.spare_id}[/] started: {accepted.ui_url}")
+        if no_wait:
+            return 0
+        return await follow_spare(client, accepted.spare_id, console)
+
+    raise typer.Exit(run(go()))
+
+
+def _devices(options: list[str]) -> dict[str, int]:
+    """`--device NAME=COUNT` options as the request's `devices`; a bad one exits 2."""
+    devices: dict[str, int] = {}
+    for option in options:
+        name, sep, count = option.rpartition("=")
+        if not sep or not count.strip().isdigit():
+            fail(f"bad --device {option!r}: expected NAME=COUNT", EXIT_BAD_INPUT)
+        devices[name.strip()] = devices.get(name.strip(), 0) + int(count)
+    return devices
+
+
+# A watch ends at a phase the spare stays in, or when its workflow ends.
+SETTLED = {Phase.READY.value, Phase.RELEASED.value, Phase.FAILED.value, Phase.CANCELLED.value}
+
+
+def status(
+    spare_id: Annotated[str, typer.Argument(help="Spare (workflow) id")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON")] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", "-w", help="Live view until Ready or ended (Ctrl-C stops)")
+    ] = False,
+) -> None:
+    """Show a spare's phase, host, VM and what it waits for."""
+    config = settings()
+
+    async def go() -> None:
+        client = api_client(config)
+        if watch:
+            await watch_spare(client, spare_id, SETTLED, console)
+            return
+        view = await get_view(client, spare_id)
+        if as_json:
+            console.print_json(json.dumps(view.to_dict()))
+        else:
+            console.print(status_table(view))
+
+    run(go())
+
+
+def release(
+    spare_id: Annotated[str, typer.Argument(help="Spare (workflow) id")],
+    reason: Annotated[str, typer.Option(help="Why, recorded in history")] = "released by CLI",
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Follow it until released (exit 0) or failed (1)")
+    ] = False,
+) -> None:
+    """Release a Ready spare: drain, delete the Node, destroy the VM, free the capacity."""
+    config = settings()
+
+    async def go() -> int:
+        client = api_client(config)
+        response = await release_spare.asyncio_detailed(
+            spare_id, client=client, body=ReleaseRequest(reason=reason)
+        )
+        result = answer(response, SpareStatus)
+        console.print(f"spare {spare_id}: release accepted (phase was {phase_of(result)})")
+        if not wait:
+            return 0
+        view = await watch_spare(
+            client, spare_id, {Phase.RELEASED.value, Phase.FAILED.value}, console
+        )
+        return 0 if phase_of(view) == Phase.RELEASED.value else EXIT_FAILED
+
+    raise typer.Exit(run(go()))
+
+
+def cancel(
+    spare_id: Annotated[str, typer.Argument(help="Spare (workflow) id")],
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Follow it until it has compensated and ended")
+    ] = False,
+) -> None:
+    """Cancel a spare (the emergency stop): it undoes what it did, then ends. Operator role."""
+    config = settings()
+
+    async def go() -> int:
+        client = api_client(config)
+        answer(await cancel_spare.asyncio_detailed(spare_id, client=client), CancelAccepted)
+        console.print(f"spare {spare_id}: cancel requested")
+        if not wait:
+            return 0
+        view = await watch_spare(client, spare_id, set(), console)
+        return 0 if view.workflow_status in ("canceled", "cancelled") else EXIT_FAILED
+
+    raise typer.Exit(run(go()))
+
+
+MAX_PAGE_SIZE = 500
+
+
+def list_spares(
+    cluster: Annotated[str | None, typer.Option(help="Only this cluster")] = None,
+    pool: Annotated[str | None, typer.Option(help="Only this pool ('any': no pool asked)")] = None,
+    phase: Annotated[Phase | None, typer.Option(help="Only spares in this phase")] = None,
+    host: Annotated[str | None, typer.Option(help="Only spares on this host")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many (paged through)")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the spares as JSON")] = False,
+) -> None:
+    """List spares, newest first (Temporal visibility through the API), page after page."""
+    config = settings()
+
+    async def go() -> None:
+        client = api_client(config)
+        spares: list[Any] = []
+        token: str | None = None
+        while len(spares) < limit:
+            response = await list_spares_op.asyncio_detailed(
+                client=client,
+                cluster=cluster,
+                pool=pool,
+                host=host,
+                phase=ApiPhase(phase.value) if phase else UNSET,
+                page_size=min(limit - len(spares), MAX_PAGE_SIZE),
+                page_token=token or UNSET,
+            )
+            page = answer(response, SparePage)
+            spares += page.spares
+            token = given(page.next_page_token)
+            if not token:
+                break
+        if as_json:
+            console.print_json(json.dumps([s.to_dict() for s in spares]))
+            return
+        table = Table("spare", "cluster", "pool", "host", "phase", "workflow", "started")
+        for spare in spares:
+            started = given(spare.started_at)
+            table.add_row(
+                spare.spare_id,
+                given(spare.cluster) or "-",
+                given(spare.pool) or "-",
+                given(spare.host) or "-",
+                given(spare.phase) or "-",
+                spare.workflow_status,
+                f"{started:%Y-%m-%d %H:%M:%S}" if started else "-",
+            )
+        console.print(table)
+        more = f" (more: raise --limit above {limit})" if token else ""
+        console.print(f"{len(spares)} spare(s){more}", highlight=False)
+
+    run(go())
