@@ -25,12 +25,13 @@ from lightkube import ApiError, AsyncClient, ConfigError, KubeConfig
 from lightkube.resources.core_v1 import Secret
 from temporalio.exceptions import ApplicationError
 
+from runtime.clusters import UNKNOWN_CLUSTER
+
 # Where a Pod's service account token, CA and namespace are mounted.
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 # Cluster API's kubeconfig Secret: `<cluster>-kubeconfig`, the kubeconfig under `value`.
 KUBECONFIG_SECRET_SUFFIX = "-kubeconfig"
 KUBECONFIG_SECRET_KEY = "value"
-UNKNOWN_CLUSTER = "UnknownCluster"
 
 
 @dataclass(frozen=True)

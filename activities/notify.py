@@ -25,6 +25,12 @@ from contracts.notify import (
     PlanNotificationsResult,
     ReceiverRoute,
 )
+from runtime.clusters import (
+    NOT_ALLOWED_FOR_CLUSTER,
+    UNKNOWN_CLUSTER,
+    ClusterRegistry,
+    NotAllowed,
+)
 from runtime.http_client import HttpClient, HttpUnreachable, Reply
 from runtime.receivers import ReceiverConfig
 from webhooks.signing import signed_headers
@@ -60,8 +66,10 @@ class NotifyActivities:
         receivers: Mapping[str, ReceiverConfig],
         http: HttpClient | None = None,
         event_bus: EventBusRoute | None = None,
+        clusters: ClusterRegistry | None = None,
     ) -> None:
         self._receivers = dict(receivers)
+        self._clusters = clusters
         self._event_bus = event_bus
         self._owns_http = http is None
         self._http = http or HttpClient()
@@ -81,9 +89,30 @@ class NotifyActivities:
             )
         return config
 
+    def _cluster_receivers(self, input: PlanNotificationsInput) -> list[str] | None:
+        """The receivers of the spare's cluster; refuses a cluster that is not registered, or
+        what it may not use, before anything is reserved or created (non-retryable)."""
+        if self._clusters is None or input.cluster is None:
+            return input.receivers
+        try:
+            self._clusters.check(input.cluster, input.inventory, input.pool, input.receivers)
+        except NotAllowed as refused:
+            raise ApplicationError(
+                str(refused),
+                type=UNKNOWN_CLUSTER if refused.unknown_cluster else NOT_ALLOWED_FOR_CLUSTER,
+                non_retryable=True,
+            ) from None
+        if input.receivers is not None:
+            return input.receivers
+        # A cluster's events go only to its receivers.
+        return self._clusters.receivers_of(input.cluster, self._receivers)
+
     @activity.defn
     async def plan_notifications(self, input: PlanNotificationsInput) -> PlanNotificationsResult:
-        names = sorted(self._receivers) if input.receivers is None else input.receivers
+        """Which receivers hear of a spare; for a spare of a cluster, also the cluster's word
+        that the spare may be made at all."""
+        wanted = self._cluster_receivers(input)
+        names = sorted(self._receivers) if wanted is None else wanted
         routes = []
         for name in dict.fromkeys(names):
             config = self._config(name)

@@ -61,6 +61,11 @@ class EventBusRoute(BaseModel):
 
 class PlanNotificationsInput(BaseModel):
     receivers: list[str] | None = None
+    # The spare's cluster, checked against the registry with what it may use (its inventory,
+    # pool and receivers); None means any receiver (a spare from before the registry).
+    cluster: str | None = None
+    inventory: str | None = None
+    pool: str | None = None
 
 
 class PlanNotificationsResult(BaseModel):

@@ -162,7 +162,12 @@ def build_activities(
         kube.adopter = joiner
     provisioning = ProvisioningActivities(build_provisioner(settings, http), joiner)
     bus = settings.event_bus
-    notify = NotifyActivities(settings.receivers, http, event_bus=bus.route if bus else None)
+    notify = NotifyActivities(
+        settings.receivers,
+        http,
+        event_bus=bus.route if bus else None,
+        clusters=settings.cluster_registry,
+    )
     event_bus = EventBusActivities(bus)
     ledger = LedgerActivities(client)
     hosts = HostActivities(inventories)

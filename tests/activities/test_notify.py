@@ -31,6 +31,7 @@ from contracts.notify import (
     PlanNotificationsInput,
     RetryPolicySpec,
 )
+from runtime.clusters import ClusterConfig, ClusterRegistry
 from runtime.receivers import ReceiverConfig
 from webhooks.events import EventType, SpareEvent, SpareEventData, VmFacts, webhook_id
 from webhooks.receiver import create_receiver_app
@@ -406,3 +407,58 @@ async def test_a_429_is_retryable_and_honours_retry_after_within_the_cap(
         error = await _rejection(_config(f"{url}/webhooks"))
     assert error.type == "WebhookReceiverUnavailable" and not error.non_retryable
     assert error.next_retry_delay == expected
+
+
+def _registry() -> ClusterRegistry:
+    return ClusterRegistry(
+        {
+            "prod-a": ClusterConfig(receivers=["a"], inventories=["dc1"]),
+            "prod-b": ClusterConfig(receivers=["b"]),
+        }
+    )
+
+
+async def test_a_clusters_events_go_only_to_its_receivers() -> None:
+    receivers = {name: _config("http://127.0.0.1:9/x") for name in ("a", "b")}
+    acts = NotifyActivities(receivers, clusters=_registry())
+    plan = await ActivityEnvironment().run(
+        acts.plan_notifications, PlanNotificationsInput(cluster="prod-b")
+    )
+    assert [route.name for route in plan.routes] == ["b"]
+    await acts.aclose()
+
+
+@pytest.mark.parametrize(
+    ("inp", "kind", "message"),
+    [
+        (
+            PlanNotificationsInput(cluster="prod-c"),
+            "UnknownCluster",
+            "cluster: unknown cluster 'prod-c' (registered: prod-a, prod-b)",
+        ),
+        (
+            PlanNotificationsInput(cluster="prod-a", receivers=["b"]),
+            "NotAllowedForCluster",
+            "receivers: receiver 'b' is not one of cluster 'prod-a''s (its: a)",
+        ),
+        (
+            PlanNotificationsInput(cluster="prod-a", inventory="dc2"),
+            "NotAllowedForCluster",
+            "inventory: cluster 'prod-a' may not use inventory 'dc2' (allowed: dc1)",
+        ),
+    ],
+)
+async def test_a_spare_its_cluster_refuses_fails_for_good(
+    inp: PlanNotificationsInput, kind: str, message: str
+) -> None:
+    acts = NotifyActivities(
+        {name: _config("http://127.0.0.1:9/x") for name in ("a", "b")}, clusters=_registry()
+    )
+    with pytest.raises(ApplicationError) as refused:
+        await ActivityEnvironment().run(acts.plan_notifications, inp)
+    assert (refused.value.type, refused.value.message, refused.value.non_retryable) == (
+        kind,
+        message,
+        True,
+    )
+    await acts.aclose()
