@@ -1,4 +1,4 @@
-"""The contract of ReleaseSpare: its input, result and `step` query.
+"""The contract of ReleaseSpare: its input, result, `step` query and what it tells its parent.
 
 Run as PrepareSpare's child, by the reconciler for an orphan, or alone by an operator.
 """
@@ -12,6 +12,12 @@ from .timeouts import ActivityTimeouts
 
 RELEASE_SPARE = "ReleaseSpare"
 STEP_QUERY = "step"
+# Signalled to the parent (PrepareSpare) while the release waits on a refusal (a destroy the
+# hypervisor refuses for now): the step, with the hypervisor's reason, for its phase detail.
+RELEASE_STEP_SIGNAL = "release_step"
+# The release gave up on a VM the hypervisor kept refusing to destroy: the VM and the
+# reservation stay, for a person or the orphan sweep.
+DESTROY_REFUSED = "DestroyRefused"
 
 
 def release_workflow_id(spare_id: str) -> str:

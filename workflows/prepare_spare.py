@@ -49,7 +49,7 @@ with workflow.unsafe.imports_passed_through():
         ReserveResult,
     )
     from contracts.notify import PlanNotificationsInput, PlanNotificationsResult
-    from contracts.release import RELEASE_SPARE, ReleaseInput, ReleaseResult
+    from contracts.release import RELEASE_SPARE, RELEASE_STEP_SIGNAL, ReleaseInput, ReleaseResult
     from contracts.release import release_workflow_id as release_id
     from contracts.spare import (
         MEMO_REQUEST_HASH,
@@ -121,6 +121,8 @@ class PrepareSpare:
         self._grant: Reservation | None = None
         self._vm_attempted = False
         self._detail = ""
+        # The detail the current phase was entered with (a release's word is added to it).
+        self._entered = ""
         self._pending_attributes: dict[str, SearchAttributeUpdate] = {}
         self._publishing: asyncio.Future[None] | None = None
         self._attributes_wait = False
@@ -186,6 +188,16 @@ class PrepareSpare:
     @workflow.signal(name=CAPACITY_GRANTED_SIGNAL)
     def capacity_granted(self, reservation: Reservation) -> None:
         self._grant = reservation
+
+    @workflow.signal(name=RELEASE_STEP_SIGNAL)
+    def release_step(self, step: str) -> None:
+        """The release's word while the hypervisor refuses the destroy: in the phase detail."""
+        s = self._status
+        if s is None or not s.steps or s.phase not in (Phase.RELEASING, Phase.COMPENSATING):
+            return
+        detail = f"{self._entered}: {step}"
+        s.steps[-1].detail = detail
+        self._show(detail)
 
     # --- the lifecycle ----------------------------------------------------------------------
 
@@ -294,10 +306,10 @@ class PrepareSpare:
         try:
             released = await self._run_release(spare_id, req, reservation.host, reason)
         except ChildWorkflowError as err:
+            # Policy fail (the Node stays cordoned), or a VM the hypervisor would not destroy:
+            # the VM stays (and its reservation), for a person or the orphan sweep. The spare
+            # ends failed with the reason, never stays `releasing`.
             blocked = _drain_blocked(err)
-            if blocked is None:
-                raise
-            # Policy fail: the Node stays cordoned and the VM stays, for a person to look at.
             self._status.drain = blocked
             self._status.error = _reason(err)
             self._enter(Phase.FAILED, self._status.error)
@@ -306,11 +318,13 @@ class PrepareSpare:
                 host=vm.host,
                 vm=vm,
                 reason=self._status.error,
-                drain=_drain_info(blocked),
+                drain=_drain_info(blocked) if blocked is not None else None,
             )
             await self._notifier.drain()
             raise ApplicationError(
-                self._status.error, type=DRAIN_BLOCKED, non_retryable=True
+                self._status.error,
+                type=DRAIN_BLOCKED if blocked is not None else _kind(err),
+                non_retryable=True,
             ) from None
         self._status.drain = released.drain
         self._enter(Phase.RELEASED, _released_detail(released))
@@ -700,11 +714,12 @@ class PrepareSpare:
                 if released.drain is not None:
                     drain = _drain_info(released.drain, released.left_cordoned)
             except ChildWorkflowError as err:
+                # A blocked drain, or a VM the hypervisor would not destroy: the spare still
+                # ends (failed), saying so; what stays is for a person or the orphan sweep.
                 blocked = _drain_blocked(err)
-                if blocked is None:
-                    raise
-                self._status.drain = blocked
-                drain = _drain_info(blocked)
+                if blocked is not None:
+                    self._status.drain = blocked
+                    drain = _drain_info(blocked)
                 reason = f"{reason}; {_reason(err)}"
                 self._status.error = reason
         else:
@@ -731,6 +746,7 @@ class PrepareSpare:
         self._status.phase = phase
         self._status.waiting_for = []
         self._status.steps.append(StepRecord(phase=phase, at=workflow.now(), detail=detail))
+        self._entered = detail
         self._set_attributes(PHASE.value_set(phase.value))
         self._show(detail)
 
@@ -831,11 +847,14 @@ def _drain_blocked(err: BaseException) -> DrainNodeResult | None:
 
 
 def _reason(err: BaseException) -> str:
-    """The innermost message, which is the one a person can act on."""
+    """The innermost message, which is the one a person can act on: an application error's
+    own words (the hypervisor's), without its type (`ProvisioningTransient: ...`)."""
     cause: BaseException | None = err
     message = str(err)
     while cause is not None:
-        if isinstance(cause, ApplicationError | TemporalTimeout):
+        if isinstance(cause, ApplicationError):
+            message = cause.message
+        elif isinstance(cause, TemporalTimeout):
             message = str(cause)
         cause = cause.__cause__
     return message

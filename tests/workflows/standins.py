@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from activities.kubernetes import KubernetesActivities
 from activities.ledger import LedgerActivities
@@ -55,6 +56,8 @@ class StandIns:
     create_runs_until_cancelled: bool = False
     create_finishes_anyway: bool = False
     create_may_stop: asyncio.Event = field(default_factory=asyncio.Event)
+    # The destroy's refusals, one per call, first to last ("!" first: for good), then success.
+    destroy_refusals: list[str] = field(default_factory=list)
     calls: list[tuple[str, str]] = field(default_factory=list)
 
     def asked(self, name: str) -> list[str]:
@@ -111,6 +114,13 @@ class StandIns:
         @standin(ProvisioningActivities.destroy_vm)
         async def destroy_vm(inp: DestroyVmInput) -> None:
             self.calls.append(("destroy_vm", inp.name))
+            if self.destroy_refusals:
+                refusal = self.destroy_refusals.pop(0)
+                if refusal.startswith("!"):
+                    raise ApplicationError(
+                        refusal[1:], type="ProvisioningFailed", non_retryable=True
+                    )
+                raise ApplicationError(refusal, type="ProvisioningTransient")
 
         def readiness(node: str) -> NodeReadyResult:
             missing = [] if self.node_ready else NOT_READY

@@ -25,6 +25,7 @@ CASES = [
             spare.REQUEST_RELEASE_SIGNAL,
             spare.REPLACEMENT_READY_SIGNAL,
             ledger.CAPACITY_GRANTED_SIGNAL,
+            release.RELEASE_STEP_SIGNAL,
         },
     ),
     (
