@@ -25,7 +25,7 @@ from lightkube import ApiError, AsyncClient, ConfigError, KubeConfig
 from lightkube.resources.core_v1 import Secret
 from temporalio.exceptions import ApplicationError
 
-from runtime.clusters import UNKNOWN_CLUSTER
+from runtime.clusters import UNKNOWN_CLUSTER, ClusterRegistry
 
 # Where a Pod's service account token, CA and namespace are mounted.
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
@@ -109,6 +109,24 @@ class ClusterClients:
         self._retired: list[AsyncClient] = []
         self._seed: AsyncClient | None = None
         self._reach: dict[str, Reachability] = {}
+
+    @classmethod
+    def from_registry(
+        cls, registry: ClusterRegistry, seed_kubeconfig: Path | None = None
+    ) -> ClusterClients:
+        """One client per registered cluster, each built on first use."""
+        return cls(
+            {
+                name: ClusterAccess(
+                    kubeconfig=cluster.kubeconfig,
+                    secret_namespace=cluster.kubeconfig_secret_namespace,
+                    join_api_server=cluster.join_api_server,
+                    join_api_server_ca=cluster.join_api_server_ca,
+                )
+                for name, cluster in registry.items()
+            },
+            seed_kubeconfig=seed_kubeconfig,
+        )
 
     @classmethod
     def single(

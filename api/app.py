@@ -13,12 +13,14 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from temporalio.service import RPCError
 
+from activities.kube_clusters import ClusterClients
 from runtime.settings import Settings
 from runtime.telemetry import instrument_api
 from webhooks.bounded import BodyDeadline
 
 from .admission import Admission
 from .auth import ANY_ROLE, CurrentCaller, app_settings
+from .clusters import router as clusters_router
 from .compat import router as compat_router
 from .errors import Code, TemporalUnavailable
 from .explain import ExplainBody, ExplainResult, explain
@@ -53,6 +55,10 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
     app.state.settings = settings
     app.state.clients = ClientProvider(client_factory or connect_factory(settings))
     app.state.admission = Admission()
+    # The API's own client per cluster, for /v1/clusters' probes; built on first use.
+    app.state.cluster_clients = ClusterClients.from_registry(
+        settings.cluster_registry, settings.seed_kubeconfig
+    )
     if not settings.api_tokens:
         log.warning("API authentication disabled: no api_tokens configured (lab mode)")
     install_problem_handlers(app)
@@ -68,6 +74,7 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
     app.include_router(list_router)
     app.include_router(compat_router)
     app.include_router(warm_router)
+    app.include_router(clusters_router)
 
     @app.get("/healthz", tags=["health"], operation_id="healthz", summary="The process is up")
     async def healthz() -> dict[str, str]:

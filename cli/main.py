@@ -4,6 +4,7 @@
 - spares, through the HTTP API (`spares.py`, shown by `spare_view.py`): prepare, status,
   release, cancel, list
 - placement questions (`placement_questions.py`): explain, inventory
+- the registered clusters (`clusters.py`): clusters
 - the deploy gate (`replay.py`): replay
 - groups: `config` (`config.py`), `warm` (`warm.py`)
 
@@ -22,7 +23,7 @@ import typer
 
 from runtime.settings import CONFIG_ENV, get_settings
 
-from . import placement_questions, processes, replay, spares
+from . import clusters, placement_questions, processes, replay, spares
 from .config import config_app
 from .warm import warm_app
 
@@ -52,6 +53,7 @@ COMMANDS: list[tuple[str | None, Callable[..., Any]]] = [
     (None, placement_questions.explain),
     ("list", spares.list_spares),
     (None, placement_questions.inventory),
+    (None, clusters.clusters),
 ]
 for name, command in COMMANDS:
     app.command(name)(command)

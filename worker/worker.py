@@ -24,7 +24,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from activities.event_bus import EventBusActivities
 from activities.hosts import HostActivities
-from activities.kube_clusters import ClusterAccess, ClusterClients
+from activities.kube_clusters import ClusterClients
 from activities.kubernetes import KubernetesActivities
 from activities.ledger import LedgerActivities
 from activities.notify import NotifyActivities
@@ -116,18 +116,7 @@ def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
 
 def cluster_clients(settings: Settings) -> ClusterClients:
     """One client per registered cluster, each built on first use."""
-    return ClusterClients(
-        {
-            name: ClusterAccess(
-                kubeconfig=cluster.kubeconfig,
-                secret_namespace=cluster.kubeconfig_secret_namespace,
-                join_api_server=cluster.join_api_server,
-                join_api_server_ca=cluster.join_api_server_ca,
-            )
-            for name, cluster in settings.cluster_registry.items()
-        },
-        seed_kubeconfig=settings.seed_kubeconfig,
-    )
+    return ClusterClients.from_registry(settings.cluster_registry, settings.seed_kubeconfig)
 
 
 def build_activities(

@@ -10,6 +10,7 @@ from pydantic import SecretStr
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
+from lab.kube_testing import kube_lab
 from runtime.clusters import ClusterConfig
 from runtime.receivers import ReceiverConfig
 from runtime.settings import Settings
@@ -95,3 +96,29 @@ async def test_what_a_cluster_may_not_use_is_422(
         assert answer.json()["errors"][0]["field"] == field
         assert answer.json()["errors"][0]["message"] == reason
         await no_workflow(client, f"spare-prod-b-{body['request_id']}")
+
+
+async def test_clusters_show_their_api_server_reachability_spares_and_budget(
+    api_settings: Settings, client: Client, tmp_path: Path
+) -> None:
+    async with kube_lab(tmp_path / "a") as up, kube_lab(tmp_path / "b") as down:
+        down_server = down.api.url
+        await down.api.stop()
+        settings = Settings.model_validate(
+            {
+                **api_settings.model_dump(exclude_unset=True),
+                "clusters": {
+                    "prod-a": ClusterConfig(kubeconfig=up.kubeconfig, max_spares=4),
+                    "prod-b": ClusterConfig(kubeconfig=down.kubeconfig),
+                },
+            }
+        )
+        async with asgi_client(settings, client) as api:
+            answer = await api.get("/v1/clusters")
+            assert answer.status_code == 200, answer.text
+            a, b = answer.json()["clusters"]
+        assert (a["name"], a["api_server"], a["reachable"]) == ("prod-a", up.api.url, True)
+        assert (a["spares_in_use"], a["max_spares"], a["last_error"]) == (0, 4, None)
+        assert (b["name"], b["api_server"], b["reachable"]) == ("prod-b", down_server, False)
+        assert b["since"] is not None and "ConnectError" in b["last_error"]
+        assert b["max_spares"] is None

@@ -158,3 +158,15 @@ async def test_the_api_down_exits_1() -> None:
     result = await virtflow(["list"], {"VIRTFLOW_API_URL": f"http://127.0.0.1:{closed_port()}"})
     assert result.exit_code == 1, result.output
     assert result.stderr.startswith("error: the API did not answer (ConnectError)")
+
+
+async def test_clusters_lists_the_registered_cluster(live: LiveStack, env: dict[str, str]) -> None:
+    [lab] = as_json(await virtflow(["clusters", "--json"], env))["clusters"]
+    assert (lab["name"], lab["reachable"], lab["api_server"]) == (
+        "lab",
+        True,
+        live.stack.lab.kube_url,
+    )
+    table = await virtflow(["clusters"], env)
+    assert table.exit_code == 0, table.output
+    assert "lab" in table.stdout and "yes" in table.stdout

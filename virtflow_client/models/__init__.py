@@ -4,6 +4,8 @@ from .activity_timeouts import ActivityTimeouts
 from .blocking_budget import BlockingBudget
 from .budget_refusal import BudgetRefusal
 from .cancel_accepted import CancelAccepted
+from .cluster_list import ClusterList
+from .cluster_view import ClusterView
 from .code import Code
 from .drain_info import DrainInfo
 from .drain_info_outcome import DrainInfoOutcome
@@ -21,6 +23,7 @@ from .explain_result import ExplainResult
 from .explain_result_decision import ExplainResultDecision
 from .field_error import FieldError
 from .healthz_response_healthz import HealthzResponseHealthz
+from .hold import Hold
 from .match_expression import MatchExpression
 from .match_expression_operator import MatchExpressionOperator
 from .near import Near
@@ -75,6 +78,8 @@ __all__ = (
     "BlockingBudget",
     "BudgetRefusal",
     "CancelAccepted",
+    "ClusterList",
+    "ClusterView",
     "Code",
     "DrainInfo",
     "DrainInfoOutcome",
@@ -92,6 +97,7 @@ __all__ = (
     "ExplainResultDecision",
     "FieldError",
     "HealthzResponseHealthz",
+    "Hold",
     "MatchExpression",
     "MatchExpressionOperator",
     "Near",

@@ -12,6 +12,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.hold import Hold
   from ..models.placed_topology import PlacedTopology
   from ..models.reservation_devices import ReservationDevices
 
@@ -39,6 +40,8 @@ class Reservation:
             anti_affinity_group (None | str | Unset):
             vmid (int | None | Unset):
             topology (None | PlacedTopology | Unset):
+            hold (Hold | Unset): `[start, end)`. No start: from whenever it was made (counts as since always); no end:
+                until it is freed (counts as forever).
      """
 
     cpu: int
@@ -52,6 +55,7 @@ class Reservation:
     anti_affinity_group: None | str | Unset = UNSET
     vmid: int | None | Unset = UNSET
     topology: None | PlacedTopology | Unset = UNSET
+    hold: Hold | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -59,6 +63,7 @@ class Reservation:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.hold import Hold # noqa: PLC0415
         from ..models.placed_topology import PlacedTopology # noqa: PLC0415
         from ..models.reservation_devices import ReservationDevices # noqa: PLC0415
         cpu = self.cpu
@@ -99,6 +104,10 @@ class Reservation:
         else:
             topology = self.topology
 
+        hold: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.hold, Unset):
+            hold = self.hold.to_dict()
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -121,6 +130,8 @@ class Reservation:
             field_dict["vmid"] = vmid
         if topology is not UNSET:
             field_dict["topology"] = topology
+        if hold is not UNSET:
+            field_dict["hold"] = hold
 
         return field_dict
 
@@ -128,6 +139,7 @@ class Reservation:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.hold import Hold # noqa: PLC0415
         from ..models.placed_topology import PlacedTopology # noqa: PLC0415
         from ..models.reservation_devices import ReservationDevices # noqa: PLC0415
         d = dict(src_dict)
@@ -195,6 +207,16 @@ class Reservation:
         topology = _parse_topology(d.pop("topology", UNSET))
 
 
+        _hold = d.pop("hold", UNSET)
+        hold: Hold | Unset
+        if isinstance(_hold,  Unset):
+            hold = UNSET
+        else:
+            hold = Hold.from_dict(_hold)
+
+
+
+
         reservation = cls(
             cpu=cpu,
             memory_mb=memory_mb,
@@ -207,6 +229,7 @@ class Reservation:
             anti_affinity_group=anti_affinity_group,
             vmid=vmid,
             topology=topology,
+            hold=hold,
         )
 
 
