@@ -20,7 +20,7 @@ from temporalio.exceptions import ApplicationError
 from placement.models import Taint
 
 DEFAULT_TEMPLATE = "default"
-# The variables a user-data template may use (documented in the README).
+# The variables a user-data template may use (documented in docs/SITES.md, "The join").
 TEMPLATE_VARIABLES = (
     "node_name",
     "labels",

@@ -42,7 +42,7 @@ async def temporal(stack: Stack, *args: str) -> str:
 
 
 async def start_from_cli(stack: Stack, workflow_id: str, body: dict[str, Any]) -> str:
-    """`temporal workflow start --type PrepareSpare ...`, as in the README."""
+    """`temporal workflow start --type PrepareSpare ...`, as in the README and docs/WORKFLOWS.md."""
     return await temporal(
         stack,
         "start",
@@ -87,7 +87,8 @@ async def test_invalid_cli_input_fails_the_workflow_with_the_validation_message(
 
 
 async def test_the_readme_lines_list_query_update_and_signal(stack: Stack) -> None:
-    """README "Temporal CLI and UI": list by phase, query the status, release two ways."""
+    """docs/WORKFLOWS.md, "From the Temporal CLI and web UI": list by phase, query the status,
+    release two ways."""
     cluster = f"c{uuid.uuid4().hex[:8]}"
     ids = []
     for _ in range(2):

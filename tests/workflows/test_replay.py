@@ -2,7 +2,7 @@
 
 Running workflows are protected by Worker Versioning (pinned to their build) and the
 `virtflow replay` gate; workflow code is changed directly and the saved histories re-recorded
-(README, Contributing): delete
+(docs/DEVELOPING.md, Contributing): delete
 tests/histories/*.json and run `VIRTFLOW_RECORD_HISTORIES=1 pytest tests/workflows/test_replay.py
 tests/workflows/test_warm_pools.py` (the warm pool's histories are recorded there).
 """
