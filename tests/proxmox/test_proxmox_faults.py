@@ -24,7 +24,7 @@ from temporalio.testing import ActivityEnvironment
 from activities.provisioning import CreateVmInput
 from hypervisors.proxmox.inventory import ProxmoxInventory
 from tests.helpers import assert_eventually
-from tests.proxmox.cluster import TEMPLATES, PveCluster
+from tests.proxmox.cluster import TEMPLATES, TOKEN_ID, TOKEN_USER, PveCluster
 from tests.proxmox.test_proxmox_playbooks import (  # noqa: F401 (fixtures)
     USER_DATA,
     WithUserData,
@@ -253,3 +253,36 @@ async def test_a_clone_slower_than_the_playbooks_wait_is_transient_and_the_retry
         copying.set()
         del faults.storages["ceph-pool"]
     nothing_left(pve, "spare-px-26")
+
+
+async def test_a_clone_whose_vm_is_not_written_yet_is_waited_for_and_removed(
+    pve: PveCluster, faults: Any, tmp_path: Path
+) -> None:
+    # PVE's clone task takes its locks before it writes the new VM's config: meanwhile the
+    # node lists the task as active (under the template's id) and neither the VM's name nor
+    # its id finds it. A compensation's destroy comes in that window.
+    faults.time_scale = 1  # the task runs on its own, as PVE's worker does
+    cloning = threading.Event()
+
+    async def clone() -> None:
+        while not cloning.is_set():
+            await asyncio.sleep(0.05)
+        stopped_vm(pve, 227, "spare-px-27").config["description"] = "virtflow: spare-px-27"
+
+    pve.call(faults.task("pve3", "qmclone", TEMPLATES["pve3"], f"{TOKEN_USER}!{TOKEN_ID}", clone))
+    acts = activities(pve, tmp_path)
+    asked = len(faults.requests)
+    destroying = asyncio.create_task(destroy(acts, "spare-px-27", "pve3", vmid=227))
+    try:
+
+        async def waiting_for_the_clone() -> None:
+            assert ("GET", "/api2/json/nodes/pve3/tasks") in [
+                (method, path) for method, path, _ in faults.requests[asked:]
+            ]
+            assert not destroying.done()
+
+        await assert_eventually(waiting_for_the_clone, timeout=60)
+    finally:
+        cloning.set()
+    await destroying
+    assert faults.vm(227) is None
