@@ -88,3 +88,27 @@ async def test_a_destroy_refused_for_good_fails_the_spare_in_the_hypervisors_wor
     assert (failure.type, failure.message) == ("ProvisioningFailed", refused)
     assert status.phase == Phase.FAILED and status.error == refused
     assert standins.asked("destroy_vm") == [req.spare_id] * 2
+
+
+async def test_a_compensation_whose_destroy_keeps_being_refused_still_ends_the_spare(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    # The VM never becomes Ready; the compensation's release meets a VM the hypervisor will
+    # not destroy: the spare ends failed with both reasons, never stays `compensating`.
+    standins = StandIns(node_ready=False, destroy_refusals=[LOCKED] * DESTROY_TRIES)
+    req = request(ready_timeout_seconds=2)
+    client = time_skipping_env.client
+    async with new_worker(
+        client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(client, w.task_queue, req)
+        with pytest.raises(WorkflowFailureError) as caught:
+            await handle.result()
+        status = await handle.query(PrepareSpare.status)
+
+    assert failure_of(caught.value).type == "NotReady"
+    assert status.phase == Phase.FAILED
+    assert status.error is not None and status.error.endswith(LOCKED), status.error
+    assert "did not become Ready" in status.error
+    compensating = [step for step in status.steps if step.phase == Phase.COMPENSATING]
+    assert len(compensating) == 1 and LOCKED in compensating[0].detail
