@@ -3,20 +3,65 @@
 `hypervisors/<name>/` holds `create.yml`, `destroy.yml` and `describe.yml` (the tasks the
 playbooks in `playbooks/` include for `provider: <name>`, with their helpers and `templates/`),
 optionally `inventory.py` (the `<name>:<site.yaml>` inventory source, read from the
-hypervisor's own API and a site file) and `README.md` (the extravars it reads, its site file,
-what to install). A fourth hypervisor is a fourth directory, plus a line in `SITE_INVENTORIES`
-when it has an inventory reader (read through `hypervisors/inventory.py`).
+hypervisor's own API and a site file), a `README.md` (the extravars it reads, its site file,
+what to install), and its declaration in `__init__.py`: a `HYPERVISOR = Hypervisor(...)` naming
+its pip extra, the Python packages and Ansible collections it needs, and its inventory reader.
+The shared lists read the declarations (the inventory sources, the hints for a missing module,
+the collections the tests extract); what cannot read them (pyproject's extras, the image's
+collections file and pip extras) is checked against them by `tests/ops/test_image.py`. A fourth
+hypervisor is a fourth directory.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 HYPERVISORS_DIR = Path(__file__).resolve().parent
 
-# Inventory specs `<name>:<site.yaml>` and the class that reads one: module, class. Imported
-# only when a site names one, so a worker needs a hypervisor's client library only if it uses it.
-SITE_INVENTORIES = {
-    "libvirt": ("hypervisors.libvirt.inventory", "LibvirtInventory"),
-    "proxmox": ("hypervisors.proxmox.inventory", "ProxmoxInventory"),
-}
+
+@dataclass(frozen=True)
+class Hypervisor:
+    """What a hypervisor declares about itself (`hypervisors/<name>/__init__.py`).
+
+    Nothing here imports the hypervisor's client library: the inventory reader is named, and
+    imported only when a site's inventory names it, so a worker needs a hypervisor's library
+    only if it uses it."""
+
+    name: str
+    # The pip extra (pyproject's optional-dependencies) a worker for it installs, if any.
+    pip_extra: str | None = None
+    # The Python modules its collections and inventory reader import, by the pip package that
+    # provides each: the hint a missing module fails with.
+    python_packages: Mapping[str, str] = field(default_factory=dict)
+    # The Ansible collections its tasks use, by name, at the version the image and tests pin.
+    collections: Mapping[str, str] = field(default_factory=dict)
+    # `module:Class` of its inventory reader (`<name>:<site.yaml>` in the settings), if any.
+    inventory: str | None = None
+
+
+@functools.cache
+def hypervisors() -> dict[str, Hypervisor]:
+    """Every hypervisor, by name: each directory here with a declaration."""
+    found: dict[str, Hypervisor] = {}
+    for directory in sorted(HYPERVISORS_DIR.iterdir()):
+        if not (directory / "__init__.py").is_file():
+            continue
+        declared = importlib.import_module(f"{__name__}.{directory.name}").HYPERVISOR
+        if not isinstance(declared, Hypervisor) or declared.name != directory.name:
+            raise TypeError(f"hypervisors/{directory.name}: HYPERVISOR must declare its own name")
+        found[declared.name] = declared
+    return found
+
+
+def python_packages() -> dict[str, str]:
+    """Every hypervisor's Python modules, by the pip package that provides each."""
+    return {m: p for h in hypervisors().values() for m, p in h.python_packages.items()}
+
+
+def ansible_collections() -> dict[str, str]:
+    """Every hypervisor's Ansible collections, by name, at their pinned versions."""
+    return {c: v for h in hypervisors().values() for c, v in h.collections.items()}

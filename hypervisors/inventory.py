@@ -20,7 +20,7 @@ from temporalio.exceptions import ApplicationError
 
 from runtime.http_client import HttpClient, HttpUnreachable
 
-from . import SITE_INVENTORIES
+from . import hypervisors
 from .site import inventory_invalid
 
 HTTP_TIMEOUT_SECONDS = 30.0
@@ -110,9 +110,10 @@ class HttpInventory:
 def site_inventory(spec: str) -> InventorySource | None:
     """The reader for `<name>:<site.yaml>`, or None when `spec` names no hypervisor."""
     name, colon, path = spec.partition(":")
-    if not colon or name not in SITE_INVENTORIES:
+    declared = hypervisors().get(name) if colon else None
+    if declared is None or declared.inventory is None:
         return None
-    module, cls = SITE_INVENTORIES[name]
+    module, _, cls = declared.inventory.partition(":")
     reader: InventorySource = getattr(importlib.import_module(module), cls)(Path(path))
     return reader
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from hypervisors import python_packages
+
 from .contract import TRANSIENT_MARKER, ProvisioningFailed
 
-# Python modules the provider collections import, by the package that provides them.
-PYTHON_PACKAGES = {"libvirt": "libvirt-python", "proxmoxer": "proxmoxer", "lxml": "lxml"}
 # Messages of problems no retry can heal: the worker's environment or the site settings lack
 # something. Each pattern's group names the missing piece.
 _MISSING_MODULE = (
@@ -31,7 +31,8 @@ def configuration_problem(message: str) -> str | None:
     for pattern in _MISSING_MODULE:
         if found := pattern.search(message):
             module = found.group(1).split(".")[0]
-            package = PYTHON_PACKAGES.get(module, module)
+            # The hypervisors declare which package provides each module they need.
+            package = python_packages().get(module, module)
             return (
                 f"the Python module '{module}' is missing where the playbooks run: "
                 f"install it into the worker's environment (pip install {package})"

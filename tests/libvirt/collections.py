@@ -17,9 +17,12 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from hypervisors import ansible_collections
+
 # The `ansible` release that goes with ansible-core 2.19.
 ANSIBLE_WHEEL = "ansible>=12,<13"
-COLLECTIONS = ("community/libvirt", "community/proxmox")
+# What the hypervisors declare (hypervisors/<name>/__init__.py), as paths in the wheel.
+COLLECTIONS = tuple(name.replace(".", "/") for name in ansible_collections())
 DEFAULT_DIR = Path(".virtflow/collections")
 
 

@@ -10,6 +10,7 @@ import tomllib
 import yaml
 from packaging.requirements import Requirement
 
+from hypervisors import ansible_collections, hypervisors
 from runtime.settings import REPO_ROOT
 from tests.libvirt.collections import COLLECTIONS, collections_path
 
@@ -69,6 +70,29 @@ def test_the_provider_extras_are_installed_at_pins_the_bounds_allow() -> None:
         pinned = pins.get(requirement.name.lower())
         if pinned is not None:
             assert requirement.specifier.contains(pinned), f"{requirement}: pinned {pinned}"
+
+
+def test_the_image_and_the_extras_carry_what_each_hypervisor_declares() -> None:
+    """pyproject's extras, the image's pip extras and its collections file cannot read the
+    declarations in hypervisors/<name>/__init__.py: they must agree with them."""
+    extras = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    (install,) = [line for line in DOCKERFILE.splitlines() if '".[' in line]
+    image_extras = install.split('".[')[1].split("]")[0].split(",")
+    doc = yaml.safe_load((IMAGE / "collections.yml").read_text())
+    pinned = {c["name"]: c["version"] for c in doc["collections"]}
+    assert pinned == ansible_collections()
+    pins = _pins()
+    for declared in hypervisors().values():
+        if declared.pip_extra is None:
+            assert not declared.python_packages, declared.name
+            continue
+        assert declared.pip_extra in image_extras, f"{declared.name}: not in the image"
+        required = {Requirement(r).name.lower() for r in extras[declared.pip_extra]}
+        for package in declared.python_packages.values():
+            assert package.lower() in required, f"{declared.name}: {package} not in its extra"
+            assert package.lower() in pins, f"{declared.name}: {package} not pinned"
 
 
 def test_the_collections_are_pinned_to_the_versions_the_tests_run() -> None:
