@@ -10,6 +10,15 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 
+class NodeAdoption(BaseModel):
+    """What virtflow makes sure a spare's Node carries once it is Ready: the spare's labels,
+    and the labels and taints of the site template it was made from."""
+
+    labels: dict[str, str] = Field(default_factory=dict)
+    template: str | None = None
+    pool: str | None = None
+
+
 class WaitNodeReadyInput(BaseModel):
     node_name: str
     # The spare's cluster; None: the one its Node's name (the spare id) names.
@@ -21,15 +30,6 @@ class WaitNodeReadyInput(BaseModel):
     max_wait_seconds: float | None = Field(default=None, gt=0)
     # Labels and taints to apply once Ready (and the spare's join token to delete).
     adopt: NodeAdoption | None = None
-
-
-class NodeAdoption(BaseModel):
-    """What virtflow makes sure a spare's Node carries once it is Ready: the spare's labels,
-    and the labels and taints of the site template it was made from."""
-
-    labels: dict[str, str] = Field(default_factory=dict)
-    template: str | None = None
-    pool: str | None = None
 
 
 class NodeReadyResult(BaseModel):

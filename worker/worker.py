@@ -209,11 +209,18 @@ def build_activities(
 # constants and stateless deterministic helpers belong here; a workflow's own module must not.
 SANDBOX_PASSTHROUGH = (
     "contracts",
+    "workflows.event_shapes",
     "workflows.held_spare",
     "workflows.hold",
     "workflows.ledger_calls",
     "workflows.notifier",
+    "workflows.progress",
+    "workflows.readiness",
     "workflows.side_effects",
+    "workflows.spare_ids",
+    "workflows.spare_release",
+    "workflows.step_failure",
+    "workflows.warm_claim",
 )
 
 

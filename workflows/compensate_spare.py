@@ -16,12 +16,10 @@ with workflow.unsafe.imports_passed_through():
     from activities.notify import NotifyActivities
     from contracts.notify import PlanNotificationsInput
     from contracts.reconcile import COMPENSATE_SPARE, TerminatedSpare
-    from contracts.release import ReleaseInput
-    from contracts.release import release_workflow_id as release_id
     from webhooks.events import EventType
 
 from .notifier import Notifier
-from .release_spare import ReleaseSpare
+from .spare_release import spare_release, start_release
 
 REASON = "terminated from outside; compensated by the orphan sweep"
 
@@ -41,23 +39,16 @@ class CompensateSpare:
         workflow.set_current_details(f"releasing {spare.spare_id} (run {spare.run_id})")
         reason = REASON
         try:
-            await workflow.execute_child_workflow(
-                ReleaseSpare.run,
-                ReleaseInput(
-                    spare_id=spare.spare_id,
-                    vm_name=spare.spare_id,
-                    host=spare.host,
-                    vmid=spare.vmid,
-                    inventory=req.inventory,
-                    drain_timeout_seconds=req.drain_timeout_seconds,
-                    drain_policy=req.drain_policy,
-                    reason=REASON,
-                    timeouts=req.timeouts,
-                ),
-                # The id the run's own release had (it was terminated with its parent).
-                id=release_id(spare.spare_id) + f"-{spare.run_id[:8]}",
-                static_summary=f"Release {spare.spare_id}: {REASON}",
+            # Under the id the run's own release had (it was terminated with its parent).
+            release = spare_release(
+                spare.spare_id,
+                REASON,
+                host=spare.host,
+                request=req,
+                run_id=spare.run_id,
+                vmid=spare.vmid,
             )
+            await (await start_release(release))
         except ChildWorkflowError as err:
             # A drain the policy stops: the Node stays cordoned for a person, as a spare's
             # own compensation leaves it; the receivers still hear that the spare failed.

@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, FailureError
 from temporalio.workflow import ActivityCancellationType, ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.spare import (
         NODE_NAME_MAX,
         PREPARE_SPARE,
+        REPLACEMENT_READY_SIGNAL,
         ReleaseRequest,
         ReplacementReady,
         SpareRequest,
@@ -63,6 +64,17 @@ def replacement_request(req: SpareRequest, host: str | None, n: int) -> SpareReq
         replaces=req.spare_id,
     )
     return SpareRequest.model_validate(fields)
+
+
+async def tell_replaced(old: str, spare_id: str, host: str) -> None:
+    """A replacement tells the spare it replaces that it is Ready (that one then goes)."""
+    try:
+        await workflow.get_external_workflow_handle(old).signal(
+            REPLACEMENT_READY_SIGNAL, ReplacementReady(spare_id=spare_id, host=host)
+        )
+    except FailureError as err:
+        # The old spare is gone already (released meanwhile): nothing to hand over.
+        workflow.logger.info("%s could not be told %s is ready: %s", old, spare_id, err)
 
 
 class HeldSpare:

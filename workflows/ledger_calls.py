@@ -13,9 +13,20 @@ from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities.ledger import LedgerActivities
-    from contracts.ledger import FreeInput, FreeResult
+    from contracts.ledger import (
+        LEDGER_RETRY,
+        FreeInput,
+        FreeResult,
+        ReserveInput,
+        ReserveResult,
+    )
     from contracts.timeouts import ActivityTimeouts
 
+from .side_effects import STOP_FIRST, until_stopped
+from .step_failure import StepFailed
+
+# The ledger's answers that mean "no host", with the failure type the caller sees.
+REFUSALS = {"no_capacity": "NoCapacity", "never_fits": "NeverFits"}
 
 # What must eventually succeed (giving room back, a release's steps): retried without limit,
 # at most a minute apart.
@@ -39,3 +50,22 @@ async def free_reservation(
         heartbeat_timeout=timeouts.heartbeat,
         retry_policy=UNTIL_DONE,
     )
+
+
+async def reserve(inp: ReserveInput) -> ReserveResult:
+    """Ask the inventory's ledger for room: "reserved" with the reservation, or "queued" (with
+    `wait_for_capacity`: the ledger signals the grant later). A refusal raises StepFailed with
+    the ledger's reason: no room is an answer, not a fault, and asking again would meet it."""
+    # Stopped before the free that follows a cancel: a reserve in flight could land after.
+    reserving = workflow.start_activity_method(
+        LedgerActivities.reserve_capacity,
+        inp,
+        start_to_close_timeout=inp.timeouts.ledger,
+        heartbeat_timeout=inp.timeouts.heartbeat,
+        retry_policy=LEDGER_RETRY,
+        cancellation_type=STOP_FIRST,
+    )
+    result: ReserveResult = await until_stopped(reserving)
+    if result.status in REFUSALS:
+        raise StepFailed(f"{result.status}: {result.reason}", REFUSALS[result.status])
+    return result

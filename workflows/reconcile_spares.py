@@ -44,12 +44,11 @@ with workflow.unsafe.imports_passed_through():
         StaleReservation,
         compensation_id,
     )
-    from contracts.release import ReleaseInput, release_workflow_id
 
 
 from .compensate_spare import CompensateSpare
 from .ledger_calls import free_reservation
-from .release_spare import ReleaseSpare
+from .spare_release import spare_release, start_release
 
 SCAN_TIMEOUT = timedelta(minutes=2)
 # A scan that cannot reach Kubernetes or Temporal fails this run; the next run tries again.
@@ -177,22 +176,15 @@ class ReconcileSpares:
             released=False,
         )
         try:
-            await workflow.execute_child_workflow(
-                ReleaseSpare.run,
-                ReleaseInput(
-                    spare_id=orphan.name,
-                    vm_name=orphan.name,
-                    host=orphan.host,
-                    inventory=orphan.inventory,
-                    drain_timeout_seconds=inp.drain_timeout_seconds,
-                    reason="orphan: no spare workflow looks after it",
-                ),
-                id=release_workflow_id(orphan.name),
-                id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-                # A release that started finishes even if this run is terminated.
-                parent_close_policy=ParentClosePolicy.ABANDON,
-                static_summary=f"Release orphan {orphan.name}",
+            # An orphan's release: one that started finishes even if this run is terminated.
+            release = spare_release(
+                orphan.name,
+                "orphan: no spare workflow looks after it",
+                host=orphan.host,
+                inventory=orphan.inventory,
+                drain_timeout_seconds=inp.drain_timeout_seconds,
             )
+            await (await start_release(release))
         except WorkflowAlreadyStartedError:
             outcome.error = "a release of this spare is already running"
             return outcome

@@ -14,14 +14,13 @@ from datetime import timedelta
 from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
+from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from activities.hosts import HostActivities
-    from activities.ledger import LedgerActivities
     from contracts.common import ANY_POOL, HOST, POOL
     from contracts.hosts import HostAddressInput, HostAddressResult
-    from contracts.ledger import LEDGER_RETRY, ReserveInput, ReserveResult
+    from contracts.ledger import ReserveInput
     from contracts.schedule_host import (
         HOST_QUERY,
         RELEASE_SIGNAL,
@@ -34,14 +33,10 @@ with workflow.unsafe.imports_passed_through():
 
 
 from .hold import hold_until_released
-from .ledger_calls import free_reservation
-from .side_effects import STOP_FIRST, until_stopped
+from .ledger_calls import free_reservation, reserve
+from .step_failure import StepFailed
 
 SHORT_CALL = timedelta(seconds=60)
-# The reserve beats while the ledger answers: a cancel reaches it with a beat's answer.
-RESERVE_HEARTBEAT = timedelta(seconds=30)
-# The ledger's answers that mean "no host", with the failure type the caller sees.
-_REFUSALS = {"no_capacity": "NoCapacity", "never_fits": "NeverFits"}
 
 
 @workflow.defn(name=SCHEDULE_HOST, failure_exception_types=[ValidationError])
@@ -106,25 +101,17 @@ class ScheduleHost:
         return address.ip
 
     async def _reserve(self, task_id: str, inp: ScheduleHostInput) -> str:
-        # Stopped before the free that follows a cancel: a reserve in flight could land after.
-        reserving = workflow.start_activity_method(
-            LedgerActivities.reserve_capacity,
-            ReserveInput(
-                inventory=inp.inventory,
-                task_queue=workflow.info().task_queue,
-                request=inp.vm_request(task_id),
-            ),
-            start_to_close_timeout=timedelta(minutes=2),
-            heartbeat_timeout=RESERVE_HEARTBEAT,
-            retry_policy=LEDGER_RETRY,
-            cancellation_type=STOP_FIRST,
-        )
-        result: ReserveResult = await until_stopped(reserving)
-        if result.status == "reserved" and result.reservation is not None:
-            return result.reservation.host
-        # No room is an answer, not a fault: fail once, with the ledger's reason.
-        raise ApplicationError(
-            f"{result.status}: {result.reason}",
-            type=_REFUSALS.get(result.status, "NoCapacity"),
-            non_retryable=True,
-        )
+        try:
+            result = await reserve(
+                ReserveInput(
+                    inventory=inp.inventory,
+                    task_queue=workflow.info().task_queue,
+                    request=inp.vm_request(task_id),
+                )
+            )
+            if result.reservation is None:
+                raise StepFailed(f"{result.status}: {result.reason}", "NoCapacity")
+        except StepFailed as refused:
+            # No room is an answer, not a fault: fail once, with the ledger's reason.
+            raise refused.failure() from None
+        return result.reservation.host
