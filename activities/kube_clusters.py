@@ -11,7 +11,7 @@ since when, and holds up only its own spares.
 
 from __future__ import annotations
 
-import base64
+import asyncio
 import hashlib
 import os
 import time
@@ -20,18 +20,22 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx2
 import yaml
 from lightkube import ApiError, AsyncClient, ConfigError, KubeConfig
-from lightkube.resources.core_v1 import Secret
+from lightkube.resources.core_v1 import Node
 from temporalio.exceptions import ApplicationError
 
 from runtime.clusters import UNKNOWN_CLUSTER, ClusterRegistry
 
+from .kubeconfig_secrets import read_kubeconfig_secret
+
 # Where a Pod's service account token, CA and namespace are mounted.
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
-# Cluster API's kubeconfig Secret: `<cluster>-kubeconfig`, the kubeconfig under `value`.
-KUBECONFIG_SECRET_SUFFIX = "-kubeconfig"
-KUBECONFIG_SECRET_KEY = "value"
+# A probe that takes longer than this is as good as no answer.
+PROBE_SECONDS = 5.0
+# The Node a probe asks for: never there, so the answer is a cheap 404.
+PROBE_NODE = "virtflow-probe-absent"
 
 
 @dataclass(frozen=True)
@@ -207,7 +211,6 @@ class ClusterClients:
             built.checked = float("-inf")
 
     async def _read_secret(self, cluster: str, namespace: str) -> str:
-        name = f"{cluster}{KUBECONFIG_SECRET_SUFFIX}"
         if self._seed is None:
             try:
                 self._seed = AsyncClient(
@@ -215,26 +218,7 @@ class ClusterClients:
                 )
             except (ConfigError, OSError) as exc:
                 raise _config_error(f"{cluster} (its Secret's seed)", exc) from exc
-        try:
-            secret = await self._seed.get(Secret, name, namespace=namespace)
-        except ApiError as exc:
-            if exc.status.code in (403, 404):
-                # Not there, or not ours to read: an operator's fix, not a retry's.
-                raise ApplicationError(
-                    f"cannot read Secret {namespace}/{name}, cluster {cluster}'s kubeconfig: "
-                    f"{exc.status.message}",
-                    type="KubeconfigSecretUnreadable",
-                    non_retryable=True,
-                ) from exc
-            raise
-        data = secret.data or {}
-        if KUBECONFIG_SECRET_KEY not in data:
-            raise ApplicationError(
-                f"Secret {namespace}/{name} has no key '{KUBECONFIG_SECRET_KEY}'",
-                type="KubeconfigSecretUnreadable",
-                non_retryable=True,
-            )
-        return base64.b64decode(data[KUBECONFIG_SECRET_KEY]).decode()
+        return await read_kubeconfig_secret(self._seed, cluster, namespace)
 
     # --- reachability ---------------------------------------------------------------------
 
@@ -255,6 +239,26 @@ class ClusterClients:
 
     def reachability(self, cluster: str | None) -> Reachability:
         return self._reach.get(self._name(cluster), Reachability(since=None))
+
+    async def probe(self, cluster: str, timeout: float = PROBE_SECONDS) -> Reachability:
+        """Ask the cluster's API server for a Node that is never there: any answer, the 404
+        included, means it answers (and needs no more than the `get nodes` the worker has)."""
+        try:
+            kube = await self.client(cluster)
+            async with asyncio.timeout(timeout):
+                await kube.get(Node, PROBE_NODE)
+        except ApiError as err:
+            if err.status.code != 404:
+                return self.unreachable(cluster, f"HTTP {err.status.code}: {err.status.message}")
+        except TimeoutError:
+            return self.unreachable(cluster, f"no answer within {timeout:g} s")
+        except ApplicationError as err:
+            return self.unreachable(cluster, err.message)
+        except (httpx2.HTTPError, OSError) as err:
+            text = str(err).strip()
+            return self.unreachable(cluster, f"{type(err).__name__}: {text}"[:300])
+        self.reached(cluster)
+        return self.reachability(cluster)
 
     async def close(self) -> None:
         clients = [b.client for b in self._built.values()] + self._retired

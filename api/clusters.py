@@ -1,8 +1,8 @@
 """`/v1/clusters`: each registered cluster, its API server, whether it answers (the last error
 and since when), its spares in use and its surge budget. Shared with `virtflow clusters`.
 
-The API probes each cluster itself, with its own client per cluster (a `get` of a Node that
-does not exist: any answer, 404 included, means the API server answers), and counts the
+The API probes each cluster itself, with its own client per cluster (ClusterClients.probe),
+and counts the
 cluster's spares in Temporal visibility: its running spares not yet released, warm ones not
 counted (the budget's own measure).
 """
@@ -14,8 +14,6 @@ from datetime import datetime
 
 import httpx2
 from fastapi import APIRouter, Depends, Request
-from lightkube import ApiError
-from lightkube.resources.core_v1 import Node
 from pydantic import BaseModel, Field
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
@@ -34,10 +32,6 @@ from .spare import AppSettings, TemporalClient
 from .spare_ops import temporal_errors
 
 router = APIRouter(prefix="/v1", tags=["clusters"])
-# A probe that takes longer than this is as good as no answer.
-PROBE_SECONDS = 5.0
-# The Node a probe asks for: never there, so the answer is a cheap 404.
-PROBE_NODE = "virtflow-probe-absent"
 
 
 class ClusterView(BaseModel):
@@ -71,34 +65,11 @@ async def spares_in_use(client: Client, cluster: str) -> int:
     return every - warm_ones
 
 
-async def probe(clients: ClusterClients, cluster: str) -> str | None:
-    """None when the cluster's API server answers; why not otherwise."""
-    try:
-        kube = await clients.client(cluster)
-        async with asyncio.timeout(PROBE_SECONDS):
-            await kube.get(Node, PROBE_NODE)
-    except ApiError as err:
-        if err.status.code == 404:
-            clients.reached(cluster)
-            return None
-        return clients.unreachable(
-            cluster, f"HTTP {err.status.code}: {err.status.message}"
-        ).last_error
-    except TimeoutError:
-        return clients.unreachable(cluster, f"no answer within {PROBE_SECONDS:g} s").last_error
-    except (httpx2.HTTPError, OSError, ApplicationError) as err:
-        text = err.message if isinstance(err, ApplicationError) else str(err) or type(err).__name__
-        return clients.unreachable(cluster, f"{type(err).__name__}: {text}"[:300]).last_error
-    clients.reached(cluster)
-    return None
-
-
 async def cluster_view(
     settings: Settings, clients: ClusterClients, client: Client, name: str
 ) -> ClusterView:
     config = settings.cluster_registry.get(name)
-    await probe(clients, name)
-    seen = clients.reachability(name)
+    seen = await clients.probe(name)
     try:
         server: str | None = (await cluster_join_endpoint(clients, name)).server
     except (ApplicationError, ValueError, OSError, httpx2.HTTPError):

@@ -29,6 +29,8 @@ RELEASES_OVERDUE = "virtflow_releases_overdue"
 # Spares per phase now, counted in Temporal visibility (worker/spare_census.py): right however
 # many workers run or restart, unlike counters kept by each worker.
 SPARES = "virtflow_spares"
+# 1 while a registered cluster's API server answers the worker's probe, 0 while it does not.
+CLUSTER_REACHABLE = "virtflow_cluster_reachable"
 
 ALL = (
     SPARE_PHASE,
@@ -112,6 +114,12 @@ def warm_refilled(meter: MetricMeter, pool: str, elapsed: timedelta) -> None:
     meter.create_histogram_timedelta(
         WARM_REFILL, "From starting a warm spare to it being warm", unit="s"
     ).record(elapsed, {"pool": pool})
+
+
+def cluster_reachable(meter: MetricMeter, cluster: str, reachable: bool) -> None:
+    meter.create_gauge(
+        CLUSTER_REACHABLE, "1 while a cluster's Kubernetes API answers the worker's probe"
+    ).set(1 if reachable else 0, {"cluster": cluster})
 
 
 def releases_overdue(meter: MetricMeter, count: int) -> None:

@@ -15,17 +15,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, FilePath, field_validator, model_validator
 
-# Cluster API's name for a workload cluster's kubeconfig Secret, and the key holding it.
-KUBECONFIG_SECRET_SUFFIX = "-kubeconfig"
-KUBECONFIG_SECRET_KEY = "value"
 # The failure type of a request for a cluster that is not registered, and of one that names
 # what its cluster may not use: both are configuration, never healed by retrying.
 UNKNOWN_CLUSTER = "UnknownCluster"
 NOT_ALLOWED_FOR_CLUSTER = "NotAllowedForCluster"
-
-
-def kubeconfig_secret_name(cluster: str) -> str:
-    return f"{cluster}{KUBECONFIG_SECRET_SUFFIX}"
 
 
 class ClusterConfig(BaseModel):

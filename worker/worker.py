@@ -54,6 +54,7 @@ from workflows.warm_pool import WarmPool
 
 from . import sandbox
 from .activity_metrics import ActivityMetrics
+from .cluster_probes import cluster_probe_loop
 from .health import WorkerHealth, WorkerState, serving_health
 from .input_arity import InputArityCheck
 from .schedules import apply_reconcile_schedule, apply_warm_pools
@@ -300,17 +301,20 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event) ->
     async with serving_health(health, settings.metrics_host, settings.health_port):
         await apply_reconcile_schedule(client, settings)
         await apply_warm_pools(client, settings)
-        census = None
+        loops: list[asyncio.Task[None]] = []
         if settings.metrics_port is not None:
             meter = process_runtime(settings).metric_meter
-            census = asyncio.create_task(
-                census_loop(client, meter, settings.task_queue, settings.census_every_seconds)
+            every = settings.census_every_seconds
+            loops.append(
+                asyncio.create_task(census_loop(client, meter, settings.task_queue, every))
             )
+            probes = cluster_probe_loop(cluster_clients(settings), meter, every)
+            loops.append(asyncio.create_task(probes))
         try:
             async with running_worker(settings, client):
                 health.state = WorkerState.POLLING
                 await stop.wait()
                 health.state = WorkerState.STOPPING
         finally:
-            if census is not None:
-                census.cancel()
+            for loop in loops:
+                loop.cancel()

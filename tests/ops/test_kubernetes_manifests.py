@@ -105,7 +105,9 @@ def test_every_object_is_valid_against_the_kubernetes_schemas(directory: Path) -
             pytest.fail(f"{doc['kind']} {doc['metadata']['name']}: {err.message}")
     kinds = {d["kind"] for d in docs}
     assert {"Deployment", "Service", "ServiceAccount", "ConfigMap"} <= kinds
-    assert {"ClusterRole", "Role", "PodDisruptionBudget"} <= kinds
+    # The seed grants nothing cluster-wide: its rules are the clusters' kubeconfig Secrets.
+    assert {"Role", "PodDisruptionBudget"} <= kinds
+    assert ("ClusterRole" in kinds) == (directory.name != "seed")
 
 
 @pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
@@ -127,7 +129,11 @@ def _settings(docs: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.Mo
     (tmp_path / SETTINGS_FILE).write_text(configmap["data"][SETTINGS_FILE])
     secrets = tmp_path / "secrets"
     secrets.mkdir()
-    for key, value in SECRET_KEYS.items():
+    # Each receiver the file names has its secrets in the Secret (the seed's are its own).
+    keys = {k: v for k, v in SECRET_KEYS.items() if not k.startswith("virtflow_receivers__")}
+    for name in yaml.safe_load(configmap["data"][SETTINGS_FILE]).get("receivers", {}):
+        keys[f"virtflow_receivers__{name}__secrets"] = json.dumps([generate_secret()])
+    for key, value in keys.items():
         (secrets / key).write_text(value)
     monkeypatch.setenv(CONFIG_ENV, str(tmp_path / SETTINGS_FILE))
     monkeypatch.setenv(SECRETS_DIR_ENV, str(secrets))
@@ -411,15 +417,55 @@ def test_the_scan_finds_the_calls_the_activities_are_known_to_make() -> None:
     assert ("list", "pods", None) in calls
 
 
-@pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
+# The one call virtflow makes to the seed cluster it runs in (never to a workload cluster):
+# the read of a cluster's kubeconfig Secret. Only the seed overlay grants it.
+SEED_CALLS = "activities/kubeconfig_secrets.py"
+SEED = KUSTOMIZE_ROOT / "overlays" / "seed"
+WORKLOAD = [d for d in KUSTOMIZATIONS if d != SEED]
+
+
+@pytest.mark.parametrize("directory", WORKLOAD, ids=_ids(WORKLOAD))
 def test_the_workers_rbac_covers_every_kubernetes_call_of_the_product(directory: Path) -> None:
     docs = render(directory)
     granted = _rules_of(docs, WORKER_SA)
     calls = product_calls(REPO_ROOT, PRODUCT_PACKAGES)
     assert calls, "no Kubernetes call found: the scan is broken"
-    missing = [str(c) for c in calls if not allowed(granted, c)]
+    workload = [c for c in calls if not c.where.startswith(SEED_CALLS)]
+    missing = [str(c) for c in workload if not allowed(granted, c)]
     assert missing == [], "calls the worker's RBAC does not allow:\n" + "\n".join(missing)
     assert _rules_of(docs, API_SA) == []
+
+
+def test_in_the_seed_both_processes_read_only_their_clusters_kubeconfig_secrets() -> None:
+    docs = render(SEED)
+    settings = yaml.safe_load(
+        next(
+            d["data"]["virtflow.yaml"]
+            for d in docs
+            if d["kind"] == "ConfigMap" and d["metadata"]["name"].startswith("virtflow-settings")
+        )
+    )
+    wanted = {
+        (cluster["kubeconfig_secret_namespace"], f"{name}-kubeconfig")
+        for name, cluster in settings["clusters"].items()
+    }
+    assert len(wanted) == 2
+    seed_calls = [
+        c for c in product_calls(REPO_ROOT, PRODUCT_PACKAGES) if c.where.startswith(SEED_CALLS)
+    ]
+    assert [(c.verb, c.resource) for c in seed_calls] == [("get", "secrets")]
+    for account in (WORKER_SA, API_SA):
+        granted = _rules_of(docs, account)
+        # Nothing cluster-wide, nothing but those Secrets, each by name and only read.
+        assert all(scope is not None for scope, _ in granted), account
+        readable = {
+            (scope, name)
+            for scope, rule in granted
+            for name in rule.get("resourceNames", [])
+            if rule["resources"] == ["secrets"] and rule["verbs"] == ["get"]
+        }
+        assert readable == wanted, account
+        assert len(granted) == len(wanted), granted
 
 
 @pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=_ids(KUSTOMIZATIONS))
@@ -428,8 +474,12 @@ def test_the_workers_rbac_is_narrow(directory: Path) -> None:
     for scope, rule in granted:
         for field in ("apiGroups", "resources", "verbs"):
             assert "*" not in rule[field], rule
-        # Secrets (bootstrap tokens) in kube-system only, each reached by name: never listed
-        # or watched, which would read every Secret there.
+        # Secrets in kube-system only (bootstrap tokens), each reached by name: never listed
+        # or watched, which would read every Secret there; in the seed, only the clusters'
+        # kubeconfig Secrets, read by name.
         if "secrets" in rule["resources"]:
+            if directory == SEED:
+                assert rule["verbs"] == ["get"] and rule["resourceNames"], rule
+                continue
             assert scope == "kube-system", rule
             assert sorted(rule["verbs"]) == ["create", "delete", "get"], rule

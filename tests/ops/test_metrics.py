@@ -26,7 +26,9 @@ from runtime.telemetry import process_runtime
 from tests.helpers import assert_eventually, new_worker
 from tests.ops.failing_task import FailingTask
 from tests.stack import LAB_INVENTORY, running_stack, wait_phase
+from worker.cluster_probes import probe_clusters
 from worker.spare_census import count_overdue_releases, record_census
+from worker.worker import cluster_clients
 from workflows.prepare_spare import PrepareSpare
 
 DASHBOARD = REPO_ROOT / "deploy" / "kubernetes" / "base" / "grafana-dashboard.json"
@@ -70,6 +72,9 @@ async def test_metrics_list_virtflow_series_after_a_spare_runs(
 
         # Visibility follows the workflow's search attributes within moments.
         await assert_eventually(one_ready, timeout=30, interval=0.5)
+        probes = cluster_clients(stack.settings)
+        assert await probe_clusters(probes, meter) == {"lab": True}
+        await probes.close()
         await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="done"))
         assert (await handle.result()).phase == Phase.RELEASED
 
