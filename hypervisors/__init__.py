@@ -3,13 +3,14 @@
 `hypervisors/<name>/` holds `create.yml`, `destroy.yml` and `describe.yml` (the tasks the
 playbooks in `playbooks/` include for `provider: <name>`, with their helpers and `templates/`),
 optionally `inventory.py` (the `<name>:<site.yaml>` inventory source, read from the
-hypervisor's own API and a site file), a `README.md` (the extravars it reads, its site file,
-what to install), and its declaration in `__init__.py`: a `HYPERVISOR = Hypervisor(...)` naming
-its pip extra, the Python packages and Ansible collections it needs, and its inventory reader.
-The shared lists read the declarations (the inventory sources, the hints for a missing module,
-the collections the tests extract); what cannot read them (pyproject's extras, the image's
-collections file and pip extras) is checked against them by `tests/ops/test_image.py`. A fourth
-hypervisor is a fourth directory.
+hypervisor's own API and a site file) and its own Ansible plugins (`action_plugins/`,
+`library/`), a `README.md` (the extravars it reads, its site file, what to install), and its
+declaration in `__init__.py`: a `HYPERVISOR = Hypervisor(...)` naming its pip extra, the
+Python packages and Ansible collections it needs, and its inventory reader. The shared lists
+read the declarations (the inventory sources, the hints for a missing module, the collections
+the tests extract, the plugin paths of a playbook run); what cannot read them (pyproject's
+extras, the image's collections file and pip extras) is checked against them by
+`tests/ops/test_image.py`. A fourth hypervisor is a fourth directory.
 """
 
 from __future__ import annotations
@@ -55,6 +56,14 @@ def hypervisors() -> dict[str, Hypervisor]:
             raise TypeError(f"hypervisors/{directory.name}: HYPERVISOR must declare its own name")
         found[declared.name] = declared
     return found
+
+
+def plugin_dirs(kind: str) -> list[Path]:
+    """The hypervisors' own Ansible plugins of `kind` (`action_plugins`, `library`), each in
+    its hypervisor's directory: every playbook run names them (ANSIBLE_ACTION_PLUGINS,
+    ANSIBLE_LIBRARY), since Ansible looks beside the playbook only."""
+    dirs = (HYPERVISORS_DIR / name / kind for name in hypervisors())
+    return [d for d in dirs if d.is_dir()]
 
 
 def python_packages() -> dict[str, str]:

@@ -26,6 +26,7 @@ import ansible_runner
 from pydantic import BaseModel, Field
 
 from contracts.vm import VmFacts, VmSpec
+from hypervisors import plugin_dirs
 
 from .ansible_failures import last_error, run_failure, task_failure
 from .contract import Progress, ProvisioningFailed
@@ -37,10 +38,13 @@ from .task_clock import TaskClock
 @functools.cache
 def ansible_envvars() -> dict[str, str]:
     """Environment of a playbook run: this interpreter's scripts dir first on PATH
-    (ansible-runner needs ansible-playbook there) and none of Ansible's console noise."""
+    (ansible-runner needs ansible-playbook there), the hypervisors' own plugins, and none of
+    Ansible's console noise."""
     scripts = sysconfig.get_path("scripts")
     return {
         "PATH": os.pathsep.join([scripts, os.environ.get("PATH", "")]),
+        "ANSIBLE_ACTION_PLUGINS": _plugin_path("action_plugins", "ANSIBLE_ACTION_PLUGINS"),
+        "ANSIBLE_LIBRARY": _plugin_path("library", "ANSIBLE_LIBRARY"),
         "ANSIBLE_LOCALHOST_WARNING": "false",
         "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
         "ANSIBLE_RETRY_FILES_ENABLED": "false",
@@ -215,6 +219,12 @@ class AnsibleProvisioner:
             stopped,
             unreachable=outcome.unreachable,
         )
+
+
+def _plugin_path(kind: str, variable: str) -> str:
+    """The hypervisors' plugins of `kind`, then whatever the worker's environment names."""
+    dirs = [str(d) for d in plugin_dirs(kind)]
+    return os.pathsep.join([*dirs, os.environ[variable]] if os.environ.get(variable) else dirs)
 
 
 def _given(extravars: dict[str, Any]) -> dict[str, Any]:

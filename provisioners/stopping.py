@@ -48,8 +48,8 @@ async def run_stoppable(
 class StopGate:
     """Decides, against a task inside a call that must finish, when a run may be killed.
 
-    A task (playbooks/action_plugins/virtflow_libvirt_domain.py) holds an exclusive lock on
-    `marker` for the whole of such a call. `may_stop` takes the lock without waiting: if the
+    A task (virtflow_libvirt_domain, in hypervisors/libvirt/action_plugins) holds an exclusive
+    lock on `marker` for the whole of such a call. `may_stop` takes the lock without waiting: if the
     task holds it, not yet; else it writes STOPPED into the file and keeps the lock until the
     run is over (`close`). Ansible runs each task in a worker process of its own session, which
     the runner's kill of ansible-playbook's process group does not reach: a worker about to

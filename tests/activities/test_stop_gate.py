@@ -13,7 +13,10 @@ import pytest
 from provisioners.stopping import UNINTERRUPTIBLE_ENV, StopGate
 from tests.helpers import load_module
 
-PLUGIN = Path(__file__).resolve().parents[2] / "playbooks/action_plugins/virtflow_libvirt_domain.py"
+PLUGIN = (
+    Path(__file__).resolve().parents[2]
+    / "hypervisors/libvirt/action_plugins/virtflow_libvirt_domain.py"
+)
 
 
 def test_a_stop_waits_for_a_call_and_a_later_call_is_not_made(

@@ -1,5 +1,5 @@
-"""The libvirt create's two steps (playbooks/action_plugins): the disk and seed made by one
-command on the host (virtflow_host_command, its input on stdin) and the domain made by one
+"""The libvirt create's two steps (hypervisors/libvirt/action_plugins): the disk and seed made
+by one command on the host (virtflow_host_command, its input on stdin) and the domain made by one
 call to libvirt (virtflow_libvirt_domain): what the call tells apart, what a retried create
 does to a domain that exists, and a disk made without a seed.
 

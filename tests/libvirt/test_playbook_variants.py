@@ -23,14 +23,14 @@ from tests.libvirt.collections import collections_path, installed
 
 HYPERVISORS = Path(__file__).resolve().parents[2] / "hypervisors"
 # virtflow's own modules: Ansible finds them beside the playbooks, not beside this check.
-LIBRARY = HYPERVISORS.parent / "playbooks" / "library"
+LIBRARY = HYPERVISORS / "libvirt" / "library"
 VARIANTS = sorted(p for name in ("libvirt", "proxmox") for p in (HYPERVISORS / name).glob("*.yml"))
 MODULES = (
     "community.libvirt.virt",
     "community.proxmox.proxmox_kvm",
     "community.proxmox.proxmox_vm_info",
 )
-# virtflow's own (playbooks/library), documented as Ansible documents a module.
+# virtflow's own (hypervisors/libvirt/library), documented as Ansible documents a module.
 OWN_MODULES = ("virtflow_host_command", "virtflow_libvirt_domain")
 
 
