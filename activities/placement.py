@@ -111,7 +111,15 @@ class PlacementActivities:
         self, inventory: str, request: VmRequest, reservations: Sequence[Reservation] = ()
     ) -> PlacementInput:
         """The engine's input for one request, as the ledger's placement builds it."""
-        document = await self.document(inventory)
+        return self.snapshot_of(await self.document(inventory), request, reservations)
+
+    def snapshot_of(
+        self,
+        document: dict[str, Any],
+        request: VmRequest,
+        reservations: Sequence[Reservation] = (),
+    ) -> PlacementInput:
+        """The same from an inventory read already made: one read serves several questions."""
         return placement_input(document, request, reservations, self._policy)
 
     @activity.defn

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from lightkube.resources.core_v1 import Node
 from lightkube.types import PatchType
@@ -165,13 +166,16 @@ class WarmActivities:
             return FitWarmResult(already_reserved=True, reason="the spare holds a reservation")
         fits: list[str] = []
         reason = None
+        document: dict[str, Any] | None = None  # read once, for every candidate, if any
         for warm in inp.candidates:
             if inp.request.node_name not in (None, warm.host):
                 reason = f"the request wants host {inp.request.node_name}"
                 continue
             request = inp.request.model_copy(update={"node_name": warm.host})
             others = [r for r in reservations if r.spare_id != warm.spare_id]
-            snapshot = await self._placement.snapshot(inp.inventory, request, others)
+            if document is None:
+                document = await self._placement.document(inp.inventory)
+            snapshot = self._placement.snapshot_of(document, request, others)
             decision = decide(without_vm(snapshot, warm))
             if decision.host == warm.host:
                 fits.append(warm.spare_id)
@@ -187,6 +191,7 @@ class WarmActivities:
         for warm in inp.warm:
             by_host.setdefault(warm.host, []).append(warm)
         best: GiveWayResult | None = None
+        document: dict[str, Any] | None = None  # read once, for every host, if any
         for host, spares in by_host.items():
             if inp.request.node_name not in (None, host):
                 continue
@@ -196,7 +201,9 @@ class WarmActivities:
                     break
                 gone = spares[:k]
                 others = [r for r in inp.reservations if r not in gone]
-                snapshot = await self._placement.snapshot(inp.inventory, request, others)
+                if document is None:
+                    document = await self._placement.document(inp.inventory)
+                snapshot = self._placement.snapshot_of(document, request, others)
                 for warm in gone:
                     snapshot = without_vm(snapshot, warm)
                 if decide(snapshot).host == host:
