@@ -10,6 +10,7 @@ inventory read and two Temporal calls per request.
 - **Each spare's request hash**: a spare's memo never changes, and its id never names another
   spare (the start's REJECT_DUPLICATE), so a repeat of a known request_id is answered at once:
   202 with the same body, 409 with another. Bounded (KNOWN_SPARES, least recently used out).
+  With it, the spare's word on whether a warm pool serves it, which does not change either.
 - **One start per spare id at a time**: concurrent POSTs of one request_id wait for the first
   one's start and its memo, instead of each starting and describing the workflow.
 """
@@ -19,13 +20,24 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from typing import NamedTuple
 
+from contracts.warm import WarmInfo
 from placement.models import ExistingVm, Host
 
 SNAPSHOT_SECONDS = 5.0
 KNOWN_SPARES = 10_000
 
 Snapshot = tuple[list[Host], list[ExistingVm]]
+
+
+class Started(NamedTuple):
+    """What a POST learns of its spare when it starts or finds it."""
+
+    # None: the spare was not started through virtflow's door.
+    request_hash: str | None
+    # Set when a warm pool serves the spare (it is Ready already), as the spare said.
+    warm: WarmInfo | None = None
 
 
 class Admission:
@@ -36,8 +48,8 @@ class Admission:
         self._snapshots: dict[str, tuple[float, Snapshot]] = {}
         self._reading: dict[str, asyncio.Future[Snapshot]] = {}
         self._known_spares = known_spares
-        self._hashes: OrderedDict[str, str] = OrderedDict()
-        self._starting: dict[str, asyncio.Future[str | None]] = {}
+        self._known: OrderedDict[str, Started] = OrderedDict()
+        self._starting: dict[str, asyncio.Future[Started]] = {}
 
     async def snapshot(
         self, inventory: str, read: Callable[[], Awaitable[Snapshot]], fresh: bool = False
@@ -56,25 +68,22 @@ class Admission:
         self._snapshots[inventory] = (now, found)
         return found, True
 
-    async def request_hash(
-        self, spare_id: str, start: Callable[[], Awaitable[str | None]]
-    ) -> str | None:
-        """The request hash of spare `spare_id`: known, or from `start` (which starts the spare
-        or finds it, and reads its memo), run once however many ask at the same time. None:
-        the spare has no hash (it was not started through virtflow's door)."""
-        known = self._hashes.get(spare_id)
+    async def started(self, spare_id: str, start: Callable[[], Awaitable[Started]]) -> Started:
+        """What is known of spare `spare_id`, or what `start` learns (it starts the spare or
+        finds it, and reads its memo), run once however many ask at the same time."""
+        known = self._known.get(spare_id)
         if known is not None:
-            self._hashes.move_to_end(spare_id)
+            self._known.move_to_end(spare_id)
             return known
         starting = self._starting.get(spare_id)
         if starting is None:
             starting = asyncio.ensure_future(start())
             self._starting[spare_id] = starting
             starting.add_done_callback(lambda _: self._starting.pop(spare_id, None))
-        digest = await asyncio.shield(starting)
-        if digest is None:
-            return None
-        self._hashes[spare_id] = digest
-        while len(self._hashes) > self._known_spares:
-            self._hashes.popitem(last=False)
-        return digest
+        started = await asyncio.shield(starting)
+        if started.request_hash is None:
+            return started
+        self._known[spare_id] = started
+        while len(self._known) > self._known_spares:
+            self._known.popitem(last=False)
+        return started

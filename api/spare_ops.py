@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 from temporalio.client import (
     Client,
+    WithStartWorkflowOperation,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowFailureError,
@@ -35,7 +36,6 @@ from temporalio.exceptions import ApplicationError, FailureError, WorkflowAlread
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.ledger import free_group, reserve_group
-from activities.warm_pools import matching_pools
 from contracts.common import CLUSTER
 from contracts.ledger import GroupMember, ReserveGroupInput
 from contracts.spare import (
@@ -51,13 +51,12 @@ from contracts.spare import (
     start_search_attributes,
 )
 from contracts.spare_ids import SPARE_ID_USED
-from contracts.warm import WarmCandidatesInput, WarmInfo
+from contracts.warm import WARM_ANSWER_UPDATE, WarmInfo
 from placement.models import ExistingVm, Host
 from runtime.clusters import NotAllowed
 from runtime.settings import Settings
-from runtime.vm_templates import SiteTemplates
 
-from .admission import Admission
+from .admission import Admission, Started
 from .errors import (
     Code,
     InvalidInput,
@@ -81,10 +80,10 @@ STATUS_RETRY_SECONDS = 0.1
 # How long `release` waits for the update's answer before reporting the status as it stands.
 RELEASE_ANSWER_WAIT_SECONDS = 20.0
 MAX_COUNT = 20
-# A request a warm pool could serve: how long the answer waits to say whether it did (a claim
-# takes well under a second; a miss goes on to the ledger).
+# How long a POST waits for the spare to say whether a warm pool serves it (a claim takes
+# well under a second, and a request no pool matches is answered in the spare's first workflow
+# task); a spare that says nothing in time is answered as not (yet) warm.
 WARM_ANSWER_WAIT_SECONDS = 5.0
-WARM_ANSWER_POLL_SECONDS = 0.02
 
 
 # The clusters a caller acts for (api/auth.py Caller.clusters); None: every cluster.
@@ -264,36 +263,7 @@ async def start_spare(
     """Start PrepareSpare, or find the one this request already started (same id, same body)."""
     await check_request(settings, request, admission)
     digest = request_hash(request)
-    accepted = await _start_one(client, settings, request, digest, admission=admission)
-    if _warm_pool_could_serve(settings, request):
-        accepted.warm = await _warm_answer(client, request.spare_id)
-    return accepted
-
-
-def _warm_pool_could_serve(settings: Settings, request: SpareRequest) -> bool:
-    candidates = WarmCandidatesInput(
-        request=request.vm_request(request.spare_id),
-        cluster=request.cluster,
-        inventory=request.inventory,
-        template=request.template,
-    )
-    templates = SiteTemplates(settings.vm_templates, settings.pool_templates)
-    return bool(matching_pools(settings.warm_pools, candidates, templates))
-
-
-async def _warm_answer(client: Client, spare_id: str) -> WarmInfo | None:
-    """Whether the spare took a warm spare, once its claim is answered: Ready on a hit, on to
-    the VM's creation on a miss (bounded: the answer never waits for a cold spare)."""
-    handle = client.get_workflow_handle(spare_id)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + WARM_ANSWER_WAIT_SECONDS
-    while loop.time() < deadline:
-        with contextlib.suppress(TemporalUnavailable):
-            status = await _query_status(handle, spare_id)
-            if status.phase not in (Phase.VALIDATING, Phase.RESERVING):
-                return status.warm
-        await asyncio.sleep(WARM_ANSWER_POLL_SECONDS)
-    return None
+    return await _start_one(client, settings, request, digest, admission=admission, ask_warm=True)
 
 
 async def start_spares(
@@ -389,50 +359,112 @@ async def _start_one(
     digest: str,
     of: str = "",
     admission: Admission | None = None,
+    ask_warm: bool = False,
 ) -> PrepareAccepted:
+    """Start one spare or find it; with `ask_warm`, the answer says whether a warm pool
+    serves it, as the spare decided."""
     workflow_id = request.spare_id
 
-    async def start() -> str | None:
-        return await _start_or_find(client, settings, request, digest, of)
+    async def start() -> Started:
+        return await _start_or_find(client, settings, request, digest, of, ask_warm)
 
     if admission is None:
-        existing = await start()
+        started = await start()
     else:
-        existing = await admission.request_hash(workflow_id, start)
-    if existing != digest:
+        started = await admission.started(workflow_id, start)
+    if started.request_hash != digest:
         raise _conflict(request)
     return PrepareAccepted(
         spare_id=workflow_id,
         workflow_id=workflow_id,
         ui_url=settings.workflow_ui_url(workflow_id),
         spares=[workflow_id],
+        warm=started.warm,
     )
 
 
 async def _start_or_find(
-    client: Client, settings: Settings, request: SpareRequest, digest: str, of: str
-) -> str | None:
-    """Start the spare unless its id exists; the request hash of the run that is the spare."""
+    client: Client,
+    settings: Settings,
+    request: SpareRequest,
+    digest: str,
+    of: str,
+    ask_warm: bool,
+) -> Started:
+    """Start the spare unless its id exists: the request hash of the run that is the spare,
+    and with `ask_warm` the spare's own word on whether a warm pool serves it."""
     workflow_id = request.spare_id
+    options: dict[str, Any] = {
+        "id": workflow_id,
+        "task_queue": settings.task_queue,
+        # A repeated POST joins the running spare; a closed one is never restarted under the
+        # same id, so a request_id names exactly one spare.
+        "id_conflict_policy": WorkflowIDConflictPolicy.USE_EXISTING,
+        "id_reuse_policy": WorkflowIDReusePolicy.REJECT_DUPLICATE,
+        "memo": {MEMO_REQUEST_HASH: digest},
+        "search_attributes": start_search_attributes(request),
+        "static_summary": request.summary() + of,
+    }
+    warm: WarmInfo | None = None
     with temporal_errors(workflow_id):
-        # An existing spare (running or ended) is found below, never started again.
-        with contextlib.suppress(WorkflowAlreadyStartedError):
-            await client.start_workflow(
-                PREPARE_SPARE,
-                request,
-                id=workflow_id,
-                task_queue=settings.task_queue,
-                # A repeated POST joins the running spare; a closed one is never restarted
-                # under the same id, so a request_id names exactly one spare.
-                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                memo={MEMO_REQUEST_HASH: digest},
-                search_attributes=start_search_attributes(request),
-                static_summary=request.summary() + of,
-            )
+        try:
+            if ask_warm and await _worker_polls(client, settings.task_queue):
+                warm = await _start_asking_warm(client, request, options)
+            else:
+                await client.start_workflow(PREPARE_SPARE, request, **options)
+        except WorkflowAlreadyStartedError:
+            # An ended spare is found below, never started again; its status says how it
+            # was served.
+            if ask_warm:
+                warm = await _warm_of_ended(client, workflow_id)
         _, description = await _describe_owner(client, workflow_id)
         existing: str | None = await description.memo_value(MEMO_REQUEST_HASH, default=None)
-    return existing
+    return Started(existing, warm)
+
+
+async def _worker_polls(client: Client, task_queue: str) -> bool:
+    """Whether a worker could answer now: without one the spare still starts, and waits."""
+    try:
+        await require_worker(client, task_queue)
+    except TemporalUnavailable:
+        return False
+    return True
+
+
+async def _start_asking_warm(
+    client: Client, request: SpareRequest, options: dict[str, Any]
+) -> WarmInfo | None:
+    """Start (or join) the spare and ask it, in the same call, whether a warm pool serves it.
+
+    The spare answers once its claim is decided: in its first workflow task when no pool
+    matches, once the warm spare is its own on a hit. The spare is the only judge: the worker's
+    warm pools, not the API's reading of them. Bounded: a spare that says nothing in time
+    (a busy worker) is answered as not warm, and is started all the same.
+    """
+    start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
+        PREPARE_SPARE, request, **options
+    )
+    try:
+        status: SpareStatus = await client.execute_update_with_start_workflow(
+            WARM_ANSWER_UPDATE,
+            start_workflow_operation=start,
+            result_type=SpareStatus,
+            rpc_timeout=timedelta(seconds=WARM_ANSWER_WAIT_SECONDS),
+        )
+    except WorkflowUpdateFailedError:
+        return None  # the spare ended before it knew (a used id, a refused request)
+    except WorkflowUpdateRPCTimeoutOrCancelledError:
+        await client.start_workflow(PREPARE_SPARE, request, **options)
+        return None
+    return status.warm
+
+
+async def _warm_of_ended(client: Client, spare_id: str) -> WarmInfo | None:
+    """How an ended spare was served, as its status says (None if no worker answers)."""
+    with contextlib.suppress(TemporalUnavailable):
+        status = await _query_status(client.get_workflow_handle(spare_id), spare_id)
+        return status.warm
+    return None
 
 
 async def _describe_owner(

@@ -30,6 +30,9 @@ POOL_QUERY = "pool"
 WARM_SPARE_REPORT_SIGNAL = "warm_spare_report"
 # On a warm spare (PrepareSpare): end as handed over to the request that claimed it.
 HAND_OVER_UPDATE = "hand_over"
+# On a request's spare (PrepareSpare): answered once it knows whether a warm pool serves it
+# (its status, `warm` set on a hit); the API's POST answers with it.
+WARM_ANSWER_UPDATE = "warm_answer"
 # On the ledger: the warm spare's room becomes the claiming spare's.
 TRANSFER_UPDATE = "transfer"
 

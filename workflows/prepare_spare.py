@@ -47,7 +47,7 @@ with workflow.unsafe.imports_passed_through():
         SpareStatus,
     )
     from contracts.vm import CreateVmInput, VmFacts
-    from contracts.warm import HAND_OVER_UPDATE, HandOverInput
+    from contracts.warm import HAND_OVER_UPDATE, WARM_ANSWER_UPDATE, HandOverInput
     from webhooks.events import DrainInfo, EventType
 
 
@@ -85,6 +85,8 @@ class PrepareSpare:
         self._held: HeldSpare | None = None
         # A warm spare: the request that claimed it.
         self._handed_to: str | None = None
+        # Whether a warm pool serves this request is known (a claim answered, or none asked).
+        self._warm_known = False
 
     # --- messages -------------------------------------------------------------------------
 
@@ -128,6 +130,13 @@ class PrepareSpare:
         phase = self._status.phase if self._status else Phase.VALIDATING
         if self._handed_to is not None or self._release is not None or phase != Phase.WARM:
             raise ValueError(f"the spare is not warm (it is {phase.value})")
+
+    @workflow.update(name=WARM_ANSWER_UPDATE)
+    async def warm_answer(self) -> SpareStatus:
+        """Answered once the spare knows whether a warm pool serves it: `warm` set (Ready
+        already), or not (the usual way, which the answer does not wait for)."""
+        await workflow.wait_condition(lambda: self._warm_known)
+        return self.status()
 
     @workflow.signal(name=REQUEST_RELEASE_SIGNAL)
     def request_release(self, req: ReleaseRequest) -> None:
@@ -212,7 +221,9 @@ class PrepareSpare:
         if claim is not None:
             self._vm_attempted = True  # from here a failure or cancel releases the VM
             self._reservation, self._vm = await self._warm.take(claim)
+            self._warm_known = True
         else:
+            self._warm_known = True
             await self._make_vm(spare_id, req)
         vm = self._vm
         assert vm is not None and self._reservation is not None

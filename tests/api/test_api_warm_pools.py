@@ -77,6 +77,24 @@ async def test_a_matching_post_takes_a_warm_spare_and_is_ready_at_once(
     assert cold.status_code == 202 and cold.json()["warm"] is None
 
 
+async def test_the_spare_decides_whether_a_warm_pool_serves_it_not_the_api(
+    stack: Stack, client: Client, task_queue: str, pool_name: str
+) -> None:
+    # An API whose own settings name no warm pool: only the worker's pools can say.
+    blind = stack.settings.model_copy(update={"task_queue": task_queue, "warm_pools": []})
+    await apply_warm_pools(stack.client, stack.settings, stack.task_queue)
+    await wait_pool(stack, pool_name, ready=2)
+    body = spare_body(inventory=stack.inventory, **SHAPE)
+    async with asgi_client(blind, client) as api:
+        answer = await api.post("/v1/spares", json=body)
+        assert answer.status_code == 202, answer.text
+        accepted = answer.json()
+        assert accepted["warm"]["pool"] == pool_name
+        # A repeat of the POST is the same answer, warm spare and all.
+        again = await api.post("/v1/spares", json=body)
+        assert again.status_code == 202 and again.json() == accepted
+
+
 async def test_unknown_pools_and_requests_posing_as_warm_spares_are_refused(
     stack: Stack, api: httpx.AsyncClient
 ) -> None:

@@ -20,7 +20,7 @@ CASES = [
         PrepareSpare,
         spare.PREPARE_SPARE,
         {spare.STATUS_QUERY},
-        {spare.RELEASE_UPDATE, warm.HAND_OVER_UPDATE},
+        {spare.RELEASE_UPDATE, warm.HAND_OVER_UPDATE, warm.WARM_ANSWER_UPDATE},
         {
             spare.REQUEST_RELEASE_SIGNAL,
             spare.REPLACEMENT_READY_SIGNAL,
