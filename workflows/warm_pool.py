@@ -279,7 +279,9 @@ class WarmPool:
                 HandOverRequest(warm_spare_id=spare_id, spare_id=to),
                 start_to_close_timeout=self._state.spec.timeouts.call,
                 heartbeat_timeout=self._state.spec.timeouts.heartbeat,
-                retry_policy=CALL_RETRY,
+                # Until answered: a hand-over whose outcome is unknown must not be followed by
+                # another spare for the same request (a refusal is an answer, not a failure).
+                retry_policy=KEEP_TRYING,
             )
         except ActivityError as err:
             # Not known to be handed over: the spare is treated as leaving (the orphan sweep
