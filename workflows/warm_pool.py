@@ -71,9 +71,10 @@ MAX_BACKOFF_SECONDS = 600
 # A warm spare outlives a vanished pool by this much at most (its TTL past max_age).
 TTL_MARGIN_SECONDS = 3600
 MAX_TTL_SECONDS = 30 * 24 * 3600
-# The pool's own calls answer quickly; a hand-over that cannot reach its spare gives up.
+# The pool's own lookups answer quickly, or the claim is a miss.
 CALL_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=5))
-# Moving a handed-over spare's room must happen: the spare is the claimant's already.
+# A hand-over's outcome must be known, and a handed-over spare's room must move: the spare
+# is the claimant's already.
 UNTIL_MOVED = RetryPolicy(maximum_interval=timedelta(seconds=30))
 
 
@@ -281,7 +282,7 @@ class WarmPool:
                 heartbeat_timeout=self._state.spec.timeouts.heartbeat,
                 # Until answered: a hand-over whose outcome is unknown must not be followed by
                 # another spare for the same request (a refusal is an answer, not a failure).
-                retry_policy=KEEP_TRYING,
+                retry_policy=UNTIL_MOVED,
             )
         except ActivityError as err:
             # Not known to be handed over: the spare is treated as leaving (the orphan sweep
@@ -472,6 +473,10 @@ class WarmPool:
 
 
 def _build_id() -> str | None:
-    """The build this run is pinned to; None on an unversioned worker."""
+    """The build of the worker deployment this run is pinned to; None on an unversioned
+    worker (which reports a build id of its own, a checksum of its code, but no deployment:
+    its workflows go to whichever worker polls, so nothing is pinned to it)."""
     version = workflow.info().get_current_deployment_version()
-    return version.build_id if version is not None else None
+    if version is None or not version.deployment_name:
+        return None
+    return version.build_id
