@@ -1,7 +1,8 @@
 """The HTTP trigger API (FastAPI; OpenAPI at /docs).
 
-Routers stay thin; every domain error becomes a status code here, in one place, so a caller
-never sees a 500 for "Temporal is down" or "no such spare".
+Routers stay thin; every domain error (`errors.py`) becomes a status code and a problem
+document in one place, `problems.py`, which this app installs, so a caller never sees a 500 for
+"Temporal is down" or "no such spare".
 """
 
 from __future__ import annotations
