@@ -154,7 +154,7 @@ def site_settings(
     return base.model_copy(
         update={
             "inventories": {"default": f"libvirt:{site}"},
-            "ansible_provider": "libvirt",
+            "hypervisor": "libvirt",
             "ansible_inventory": inventory,
             "ansible_extravars": {
                 "libvirt_uri_template": uri,

@@ -128,7 +128,7 @@ class LabStack:
         self.gitlab = LabGitLab(
             PLAYBOOK_DIR,
             {
-                "VIRTFLOW_PROVIDER": "lab",
+                "VIRTFLOW_HYPERVISOR": "lab",
                 "VIRTFLOW_EXTRAVARS": json.dumps({"lab_hypervisor_url": self.hypervisor.url}),
             },
             workdir=state_dir / "gitlab",

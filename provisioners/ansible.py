@@ -89,19 +89,19 @@ class _RunOutcome(BaseModel):
 
 
 class AnsibleProvisioner:
-    """Runs `create_vm.yml` / `destroy_vm.yml` / `describe_vm.yml` for one provider."""
+    """Runs `create_vm.yml` / `destroy_vm.yml` / `describe_vm.yml` for one hypervisor."""
 
     def __init__(
         self,
         playbook_dir: Path,
-        provider: str,
+        hypervisor: str,
         extravars: dict[str, str],
         artifacts_root: Path,
         max_parallel_runs: int = 16,
         inventory: Path | None = None,
     ) -> None:
         self.playbook_dir = playbook_dir.resolve()
-        self.provider = provider
+        self.hypervisor = hypervisor
         self.extravars = dict(extravars)
         self.artifacts_root = artifacts_root
         # The hosts tasks are delegated to and how to reach them.
@@ -193,7 +193,11 @@ class AnsibleProvisioner:
             playbook=str(self.playbook_dir / playbook),
             # Site variables are the operator's and may be templates; the request's are data,
             # and a request's null leaves the site's value alone.
-            extravars={**self.extravars, **as_data(_given(extravars)), "provider": self.provider},
+            extravars={
+                **self.extravars,
+                **as_data(_given(extravars)),
+                "hypervisor": self.hypervisor,
+            },
             envvars={**ansible_envvars(), UNINTERRUPTIBLE_ENV: str(marker)},
             inventory=self._inventories(private_dir),
             settings={"pexpect_timeout": 0.5, "suppress_ansible_output": True},

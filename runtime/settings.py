@@ -192,9 +192,9 @@ class Settings(BaseSettings):
     hypervisor HTTP API (`hypervisor_api_url`, the lab hypervisor's contract)."""
     hypervisor_api_url: str = "http://127.0.0.1:8091"
     """Base URL of the hypervisor HTTP API, for `provisioner: http`."""
-    ansible_provider: str = "lab"
-    """The hypervisor the playbooks drive: a directory of `hypervisors/` (`lab`, `libvirt`,
-    `proxmox`)."""
+    hypervisor: str = "lab"
+    """What makes the VMs, where `provisioner` says how: the hypervisor whose tasks the
+    playbooks include, a directory of `hypervisors/` (`lab`, `libvirt`, `proxmox`)."""
     playbook_dir: Path = PLAYBOOK_DIR
     """Directory of the create/destroy playbooks; they include the hypervisor's tasks from
     `hypervisors/` beside it."""

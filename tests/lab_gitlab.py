@@ -20,7 +20,7 @@ async def running_lab_gitlab(workdir: Path) -> AsyncIterator[tuple[LabGitLab, La
     server = LabGitLab(
         PLAYBOOKS,
         {
-            "VIRTFLOW_PROVIDER": "lab",
+            "VIRTFLOW_HYPERVISOR": "lab",
             "VIRTFLOW_EXTRAVARS": json.dumps({"lab_hypervisor_url": hv.url}),
         },
         workdir=workdir,

@@ -108,7 +108,7 @@ def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
         )
     return AnsibleProvisioner(
         playbook_dir=settings.playbook_dir,
-        provider=settings.ansible_provider,
+        hypervisor=settings.hypervisor,
         extravars=settings.ansible_extravars,
         artifacts_root=settings.state_dir / "ansible",
         inventory=settings.ansible_inventory,

@@ -4,7 +4,7 @@
     ansible-playbook playbooks/create_vm.yml -e @vm_vars.json
 
 Reads the trigger variables virtflow sends (VM_NAME, VM_HOST, VM_CPU, ...; see
-docs/GITLAB.md) and the project's own VIRTFLOW_PROVIDER and VIRTFLOW_EXTRAVARS (a JSON object
+docs/GITLAB.md) and the project's own VIRTFLOW_HYPERVISOR and VIRTFLOW_EXTRAVARS (a JSON object
 of site extravars such as libvirt_uri_template). Request values are tagged unsafe, exactly as
 virtflow's ansible-runner path does: `{{ ... }}` in a label or in user data stays data and is
 never templated.
@@ -103,12 +103,12 @@ def extravars(env: dict[str, str]) -> dict[str, Any]:
     if not isinstance(taints, list) or not all(isinstance(t, dict) for t in taints):
         raise ValueError("VM_TAINTS must be a JSON list of {key, value, effect} objects")
     request["vm_taints"] = taints
-    provider = env.get("VIRTFLOW_PROVIDER") or site.get("provider")
-    if not provider:
+    hypervisor = env.get("VIRTFLOW_HYPERVISOR") or site.get("hypervisor")
+    if not hypervisor:
         raise ValueError(
-            "set VIRTFLOW_PROVIDER (lab, libvirt or proxmox) in the project's variables"
+            "set VIRTFLOW_HYPERVISOR (lab, libvirt or proxmox) in the project's variables"
         )
-    return {**site, **as_data(request), "provider": provider}
+    return {**site, **as_data(request), "hypervisor": hypervisor}
 
 
 def main() -> int:

@@ -145,7 +145,7 @@ def job_script() -> ModuleType:
 
 def job_env(sealed: str, key: str, vm: str = "spare-a", **extra: str) -> dict[str, str]:
     return {
-        "VIRTFLOW_PROVIDER": "lab",
+        "VIRTFLOW_HYPERVISOR": "lab",
         "VM_NAME": vm,
         SEALED_USER_DATA: sealed,
         "VIRTFLOW_USER_DATA_KEY": key,

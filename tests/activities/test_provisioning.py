@@ -58,7 +58,7 @@ def activities(hypervisor: LabHypervisor, artifacts: Path) -> ProvisioningActivi
     hypervisor.create_delay = 0.0
     provisioner = AnsibleProvisioner(
         playbook_dir=REPO / "playbooks",
-        provider="lab",
+        hypervisor="lab",
         extravars={"lab_hypervisor_url": hypervisor.url},
         artifacts_root=artifacts,
     )
@@ -229,19 +229,19 @@ async def eventually(condition: Any, timeout: float = 30.0) -> None:
             await asyncio.sleep(0.05)
 
 
-async def test_a_provider_without_a_hypervisor_directory_names_the_ones_there(
+async def test_a_hypervisor_without_a_directory_names_the_ones_there(
     artifacts: Path,
 ) -> None:
     provisioner = AnsibleProvisioner(
-        playbook_dir=REPO / "playbooks", provider="vmware", extravars={}, artifacts_root=artifacts
+        playbook_dir=REPO / "playbooks", hypervisor="vmware", extravars={}, artifacts_root=artifacts
     )
     activities = ProvisioningActivities(provisioner)
     with pytest.raises(ApplicationError) as caught:
         await ActivityEnvironment().run(activities.create_vm, CreateVmInput(spec=spec("spare-6")))
     assert caught.value.non_retryable
     assert caught.value.message == (
-        "provider 'vmware' has no hypervisors/vmware/create.yml; "
-        "providers with create tasks: lab, libvirt, proxmox"
+        "hypervisor 'vmware' has no hypervisors/vmware/create.yml; "
+        "hypervisors with create tasks: lab, libvirt, proxmox"
     )
 
 

@@ -71,7 +71,7 @@ def provisioning(tmp_path: Path, extravars: dict[str, str]) -> ProvisioningActiv
     return ProvisioningActivities(
         AnsibleProvisioner(
             playbook_dir=REPO / "playbooks",
-            provider="libvirt",
+            hypervisor="libvirt",
             extravars={
                 "libvirt_uri_template": URI,
                 "libvirt_domain_type": "qemu",

@@ -34,7 +34,7 @@ def activities(tmp_path: Path, **extravars: str) -> ProvisioningActivities:
     return ProvisioningActivities(
         AnsibleProvisioner(
             playbook_dir=REPO / "playbooks",
-            provider="libvirt",
+            hypervisor="libvirt",
             extravars={"libvirt_uri_template": "qemu:///system", **extravars},
             artifacts_root=tmp_path / "runs",
         )

@@ -54,7 +54,7 @@ def create(
     return ProvisioningActivities(
         AnsibleProvisioner(
             playbook_dir=REPO / "playbooks",
-            provider="libvirt",
+            hypervisor="libvirt",
             extravars={
                 "libvirt_uri_template": f"test://{tmp_path}/node.xml",
                 "libvirt_domain_type": "qemu",

@@ -40,7 +40,7 @@ async def test_a_qemu_domain_is_created_found_swept_and_destroyed(
     monkeypatch.setenv("ANSIBLE_COLLECTIONS_PATH", str(libvirt_collections))
     provisioner = AnsibleProvisioner(
         playbook_dir=REPO / "playbooks",
-        provider="libvirt",
+        hypervisor="libvirt",
         extravars={
             "libvirt_uri_template": URI,
             "libvirt_domain_type": "qemu",

@@ -85,7 +85,7 @@ def real_site(
     return settings.model_copy(
         update={
             "inventories": {inventory: f"libvirt:{site_file(tmp_path, ssh.libvirt_uri_template)}"},
-            "ansible_provider": "libvirt",
+            "hypervisor": "libvirt",
             "ansible_inventory": hosts,
             "ansible_extravars": {
                 "libvirt_uri_template": ssh.libvirt_uri_template,

@@ -42,7 +42,7 @@ def collections(monkeypatch: pytest.MonkeyPatch) -> None:
 def activities(pve: PveCluster, tmp_path: Path, **extravars: str) -> ProvisioningActivities:
     provisioner = AnsibleProvisioner(
         playbook_dir=PLAYBOOK_DIR,
-        provider="proxmox",
+        hypervisor="proxmox",
         extravars=pve.extravars(**extravars),
         artifacts_root=tmp_path / "ansible",
         inventory=pve.ansible_inventory,
@@ -168,7 +168,7 @@ async def test_a_node_the_inventory_gives_no_connection_is_reached_over_ssh(
     inventory.write_text(json.dumps({"pve_nodes": {"hosts": {"pve3": node}}}))
     provisioner = AnsibleProvisioner(
         playbook_dir=PLAYBOOK_DIR,
-        provider="proxmox",
+        hypervisor="proxmox",
         extravars=pve.extravars(),
         artifacts_root=tmp_path / "ansible",
         inventory=inventory,

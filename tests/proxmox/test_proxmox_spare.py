@@ -75,7 +75,7 @@ async def test_a_spare_on_proxmox_joins_is_ready_and_leaves_nothing_behind(
         return settings.model_copy(
             update={
                 "inventories": {inventory: f"proxmox:{site}"},
-                "ansible_provider": "proxmox",
+                "hypervisor": "proxmox",
                 "ansible_extravars": pve.extravars(),
                 "ansible_inventory": pve.ansible_inventory,
                 "vm_templates": {

@@ -32,7 +32,7 @@ async def test_templating_in_a_label_and_group_is_stored_literally(
     payload = f"{{{{ lookup('pipe', 'touch {marker}') }}}}"
     provisioner = AnsibleProvisioner(
         playbook_dir=REPO / "playbooks",
-        provider="lab",
+        hypervisor="lab",
         extravars={"lab_hypervisor_url": hypervisor.url},
         artifacts_root=tmp_path / "ansible",
     )

@@ -175,7 +175,7 @@ async def test_ansible_with_the_hypervisor_unreachable_is_retryable(tmp_path: Pa
     with socket_closed() as url:
         provisioner = AnsibleProvisioner(
             playbook_dir=REPO / "playbooks",
-            provider="lab",
+            hypervisor="lab",
             extravars={"lab_hypervisor_url": url, "lab_hypervisor_timeout": "5"},
             artifacts_root=tmp_path,
         )

@@ -1,6 +1,6 @@
 """Action plugin: make sure a libvirt domain runs, or is gone, in one libvirt connection.
 
-The libvirt provider's create (hypervisors/libvirt/create.yml) needs three things of libvirt:
+The libvirt hypervisor's create (hypervisors/libvirt/create.yml) needs three things of libvirt:
 is the domain there, define it if not, start it. community.libvirt.virt does each in a module
 run of its own: a new Python process that unpacks and compiles Ansible's module code, then
 connects (over SSH, a round trip more); that was most of a create's time before the guest
@@ -42,7 +42,7 @@ try:
 except ImportError:
     libvirt = None
 try:
-    # Not used here: community.libvirt.virt needs it for the provider's destroy and describe.
+    # Not used here: community.libvirt.virt needs it for the hypervisor's destroy and describe.
     # A worker without it fails its first create, not the release of a VM it made.
     import lxml
 except ImportError:
