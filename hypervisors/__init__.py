@@ -1,7 +1,7 @@
 """The hypervisors virtflow drives, one directory each, with everything about it together.
 
 `hypervisors/<name>/` holds `create.yml`, `destroy.yml` and `describe.yml` (the tasks the
-playbooks in `playbooks/` include for `provider: <name>`, with their helpers and `templates/`),
+playbooks in `playbooks/` include for `hypervisor: <name>`, with their helpers and `templates/`),
 optionally `inventory.py` (the `<name>:<site.yaml>` inventory source, read from the
 hypervisor's own API and a site file) and its own Ansible plugins (`action_plugins/`,
 `library/`), a `README.md` (the extravars it reads, its site file, what to install), and its
