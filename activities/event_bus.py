@@ -18,6 +18,7 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from contracts.failures import Failure
 from contracts.notify import PublishEventInput, PublishEventResult
 from runtime.event_bus import EventBusConfig
 
@@ -41,7 +42,7 @@ class EventBusActivities:
             # Workers disagree about the bus: a configuration problem no retry can fix.
             raise ApplicationError(
                 "this worker has no event bus configured",
-                type="EventBusNotConfigured",
+                type=Failure.EVENT_BUS_NOT_CONFIGURED,
                 non_retryable=True,
             )
         import nats.errors
@@ -62,7 +63,7 @@ class EventBusActivities:
             raise ApplicationError(
                 f"publishing {input.event.type.value} {input.webhook_id} to {subject}: "
                 f"{type(exc).__name__} {detail}".rstrip(),
-                type="EventBusUnavailable",
+                type=Failure.EVENT_BUS_UNAVAILABLE,
             ) from None
 
     async def _publish(

@@ -26,7 +26,8 @@ from lightkube import ApiError, AsyncClient, ConfigError, KubeConfig
 from lightkube.resources.core_v1 import Node
 from temporalio.exceptions import ApplicationError
 
-from runtime.clusters import UNKNOWN_CLUSTER, ClusterRegistry
+from contracts.failures import Failure
+from runtime.clusters import ClusterRegistry
 
 from .kubeconfig_secrets import read_kubeconfig_secret
 
@@ -87,7 +88,7 @@ def _config_error(cluster: str, exc: Exception) -> ApplicationError:
         f"cannot load the Kubernetes configuration of cluster {cluster} ({exc}): set its "
         "kubeconfig (clusters.<name>.kubeconfig, or VIRTFLOW_KUBECONFIG for a single "
         "cluster) or KUBECONFIG, or run in a Pod with a service account",
-        type="KubernetesConfigError",
+        type=Failure.KUBERNETES_CONFIG_ERROR,
         non_retryable=True,
     )
 
@@ -152,7 +153,7 @@ class ClusterClients:
             known = ", ".join(sorted(self._clusters)) or "none"
             raise ApplicationError(
                 f"unknown cluster '{cluster}' (registered: {known})",
-                type=UNKNOWN_CLUSTER,
+                type=Failure.UNKNOWN_CLUSTER,
                 non_retryable=True,
             )
         return cluster

@@ -32,6 +32,7 @@ from contracts.drain import (
     DrainOutcome,
     DrainPolicy,
 )
+from contracts.failures import kubernetes_refusal
 
 from .heartbeats import QuietHeartbeat, heartbeat_interval
 
@@ -122,7 +123,7 @@ class _Drain:
             elif code is not None and 400 <= code < 500 and code not in (409, 429):
                 raise ApplicationError(
                     f"eviction of {key} refused ({code}): {exc.status.message}",
-                    type=f"Kubernetes{exc.status.reason or code}",
+                    type=kubernetes_refusal(exc.status.reason or code),
                     non_retryable=True,
                 ) from exc
             return False

@@ -32,6 +32,7 @@ from lightkube.resources.core_v1 import Node
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
+from contracts.failures import Failure
 from contracts.kubernetes import NodeHealthResult, WatchNodeHealthInput
 from contracts.spare import RELEASING_ANNOTATION, SPARE_ID_LABEL
 
@@ -255,7 +256,7 @@ async def watch_node_health(hub: NodeWatchHub, inp: WatchNodeHealthInput) -> Nod
                 activity.heartbeat(health.details())
                 raise ApplicationError(
                     "the worker is stopping; the watch resumes on another worker",
-                    type="WorkerStopping",
+                    type=Failure.WORKER_STOPPING,
                     category=ApplicationErrorCategory.BENIGN,
                 )
     finally:

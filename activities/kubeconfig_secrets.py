@@ -14,6 +14,8 @@ from lightkube import ApiError, AsyncClient
 from lightkube.resources.core_v1 import Secret
 from temporalio.exceptions import ApplicationError
 
+from contracts.failures import Failure
+
 KUBECONFIG_SECRET_SUFFIX = "-kubeconfig"
 KUBECONFIG_SECRET_KEY = "value"
 
@@ -33,7 +35,7 @@ async def read_kubeconfig_secret(seed: AsyncClient, cluster: str, namespace: str
             raise ApplicationError(
                 f"cannot read Secret {namespace}/{name}, cluster {cluster}'s kubeconfig: "
                 f"{exc.status.message}",
-                type="KubeconfigSecretUnreadable",
+                type=Failure.KUBECONFIG_SECRET_UNREADABLE,
                 non_retryable=True,
             ) from exc
         raise
@@ -41,7 +43,7 @@ async def read_kubeconfig_secret(seed: AsyncClient, cluster: str, namespace: str
     if KUBECONFIG_SECRET_KEY not in data:
         raise ApplicationError(
             f"Secret {namespace}/{name} has no key '{KUBECONFIG_SECRET_KEY}'",
-            type="KubeconfigSecretUnreadable",
+            type=Failure.KUBECONFIG_SECRET_UNREADABLE,
             non_retryable=True,
         )
     return base64.b64decode(data[KUBECONFIG_SECRET_KEY]).decode()

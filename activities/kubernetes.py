@@ -32,6 +32,7 @@ from temporalio.exceptions import ApplicationError
 
 from contracts import metrics
 from contracts.drain import DrainNodeInput, DrainNodeResult, DrainOutcome, DrainPolicy
+from contracts.failures import Failure, kubernetes_refusal
 from contracts.kubernetes import (
     CheckNodeReadyInput,
     ClusterSparesInput,
@@ -90,7 +91,7 @@ def _permanent(exc: httpx2.HTTPStatusError) -> ApplicationError | None:
     message = exc.status.message if isinstance(exc, ApiError) and exc.status else str(exc)
     return ApplicationError(
         f"Kubernetes API answered {code}: {message}",
-        type=f"Kubernetes{reason or code}",
+        type=kubernetes_refusal(reason or code),
         non_retryable=True,
     )
 
@@ -207,7 +208,7 @@ class KubernetesActivities:
             self.clusters.unreachable(cluster, _transport_error(exc))
             raise
         except ApplicationError as exc:
-            if exc.type == "KubernetesUnauthorized":
+            if exc.type == Failure.KUBERNETES_UNAUTHORIZED:
                 self.clusters.refused(cluster)
             raise
         self.clusters.reached(cluster)
@@ -275,7 +276,7 @@ class KubernetesActivities:
                 # A Node this client cannot decode will not decode next time either.
                 raise ApplicationError(
                     f"cannot decode the Node from the Kubernetes API: {exc}",
-                    type="KubernetesDecodeError",
+                    type=Failure.KUBERNETES_DECODE_ERROR,
                     non_retryable=True,
                 ) from exc
             except (httpx2.HTTPError, OSError, ValueError) as exc:

@@ -16,6 +16,7 @@ from datetime import timedelta
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from contracts.failures import Failure
 from contracts.notify import (
     ATTEMPT_MARGIN_SECONDS,
     DeliverWebhookInput,
@@ -26,8 +27,6 @@ from contracts.notify import (
     ReceiverRoute,
 )
 from runtime.clusters import (
-    NOT_ALLOWED_FOR_CLUSTER,
-    UNKNOWN_CLUSTER,
     ClusterRegistry,
     NotAllowed,
 )
@@ -84,7 +83,7 @@ class NotifyActivities:
             # Configuration, not the network: retrying cannot make the name appear.
             raise ApplicationError(
                 f"unknown webhook receiver {name!r}; configured: {sorted(self._receivers)}",
-                type="UnknownReceiver",
+                type=Failure.UNKNOWN_RECEIVER,
                 non_retryable=True,
             )
         return config
@@ -99,7 +98,11 @@ class NotifyActivities:
         except NotAllowed as refused:
             raise ApplicationError(
                 str(refused),
-                type=UNKNOWN_CLUSTER if refused.unknown_cluster else NOT_ALLOWED_FOR_CLUSTER,
+                type=(
+                    Failure.UNKNOWN_CLUSTER
+                    if refused.unknown_cluster
+                    else Failure.NOT_ALLOWED_FOR_CLUSTER
+                ),
                 non_retryable=True,
             ) from None
         if input.receivers is not None:
@@ -149,7 +152,7 @@ class NotifyActivities:
             cause = f"timed out after {config.timeout_seconds} s" if exc.timed_out else str(exc)
             raise ApplicationError(
                 f"{what}: {cause}",
-                type="WebhookUnreachable",
+                type=Failure.WEBHOOK_UNREACHABLE,
                 next_retry_delay=_next_wait(config),
             ) from None
         status = response.status
@@ -166,13 +169,13 @@ class NotifyActivities:
         if status in _RETRYABLE_STATUS or status >= 500:
             raise ApplicationError(
                 f"{what}: HTTP {status} {_snippet(response)}".rstrip(),
-                type="WebhookReceiverUnavailable",
+                type=Failure.WEBHOOK_RECEIVER_UNAVAILABLE,
                 next_retry_delay=_retry_after(response, max(config.retry_schedule_seconds))
                 or _next_wait(config),
             )
         # 3xx and other 4xx: the receiver refuses this event and would refuse it again.
         raise ApplicationError(
             f"{what}: HTTP {status} {_snippet(response)}".rstrip(),
-            type="WebhookRejected",
+            type=Failure.WEBHOOK_REJECTED,
             non_retryable=True,
         )

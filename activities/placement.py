@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from contracts.failures import Failure
 from contracts.ledger import Reservation
 from contracts.placement import PlaceVmResult, PlaceVmsInput, PlaceVmsResult
 from hypervisors.inventory import InventorySource, source_named
@@ -130,7 +131,7 @@ class PlacementActivities:
         if inp.holds and len(inp.holds) != len(inp.requests):
             raise ApplicationError(
                 f"{len(inp.holds)} holds for {len(inp.requests)} requests",
-                type="PlacementInputInvalid",
+                type=Failure.PLACEMENT_INPUT_INVALID,
                 non_retryable=True,
             )
         document = await self.document(inp.inventory)

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from contracts.failures import Failure
 from contracts.vm import CreateVmInput, DescribeVmInput, DestroyVmInput, VmFacts, VmSpec
 from provisioners.contract import Progress, Provisioner, ProvisioningFailed
 
@@ -108,9 +109,9 @@ class ProvisioningActivities:
         except ProvisioningFailed as err:
             if err.transient:
                 # The engine's retry policy decides how often and how long to try again.
-                raise ApplicationError(err.message, type="ProvisioningTransient") from err
+                raise ApplicationError(err.message, type=Failure.PROVISIONING_TRANSIENT) from err
             raise ApplicationError(
-                err.message, type="ProvisioningFailed", non_retryable=True
+                err.message, type=Failure.PROVISIONING_FAILED, non_retryable=True
             ) from err
         finally:
             beat.cancel()

@@ -25,6 +25,7 @@ from lightkube.types import PatchType
 from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
+from contracts.failures import Failure
 from contracts.spare import CLUSTER_LABEL
 from contracts.vm import VmSpec
 from placement.models import Taint
@@ -140,7 +141,9 @@ class Joiner:
                 )
             except TokenTaken as err:
                 # The name stays taken while the other spare lives: retrying would not help.
-                raise ApplicationError(str(err), type="TokenTaken", non_retryable=True) from None
+                raise ApplicationError(
+                    str(err), type=Failure.TOKEN_TAKEN, non_retryable=True
+                ) from None
             update["user_data"] = render_user_data(
                 name,
                 text,

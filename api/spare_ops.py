@@ -37,6 +37,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.ledger import free_group, reserve_group
 from contracts.common import CLUSTER
+from contracts.failures import Failure
 from contracts.ledger import GroupMember, ReserveGroupInput
 from contracts.spare import (
     MEMO_REQUEST_HASH,
@@ -50,7 +51,6 @@ from contracts.spare import (
     SpareStatus,
     start_search_attributes,
 )
-from contracts.spare_ids import SPARE_ID_USED
 from contracts.warm import WARM_ANSWER_UPDATE, WarmInfo
 from placement.models import ExistingVm, Host
 from runtime.clusters import NotAllowed
@@ -504,7 +504,7 @@ async def _run_owning_the_id(handle: WorkflowHandle[object, object], spare_id: s
         await handle.result(follow_runs=False)
     except WorkflowFailureError as err:
         cause = err.cause
-        if isinstance(cause, ApplicationError) and cause.type == SPARE_ID_USED:
+        if isinstance(cause, ApplicationError) and cause.type == Failure.SPARE_ID_USED:
             return str(cause.details[0]) if cause.details else None
     return None
 

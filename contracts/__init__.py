@@ -14,5 +14,6 @@ the activities that reach it), `warm` (WarmPool, the warm claim and hand-over),
 activities). Activities: `vm` (provisioning: the VM spec and facts), `kubernetes` (Ready wait,
 adoption, health watch), `drain` (drain policy and outcome), `placement` (the placement
 activity), `notify` (webhook and event-bus delivery), `spare_ids`, `hosts`. Shared: `common`
-(task queue, search attributes), `timeouts` (activity timeouts), `metrics` (metric names).
+(task queue, search attributes), `timeouts` (activity timeouts), `metrics` (metric names),
+`failures` (every failure type raised, and whether it is retried).
 """

@@ -7,8 +7,6 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-DRAIN_BLOCKED = "DrainBlocked"
-
 
 class DrainPolicy(StrEnum):
     FAIL = "fail"

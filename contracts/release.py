@@ -17,7 +17,6 @@ STEP_QUERY = "step"
 RELEASE_STEP_SIGNAL = "release_step"
 # The release gave up on a VM the hypervisor kept refusing to destroy: the VM and the
 # reservation stay, for a person or the orphan sweep.
-DESTROY_REFUSED = "DestroyRefused"
 
 
 def release_workflow_id(spare_id: str) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 # The failure type of a run started for an id that ran before.
-SPARE_ID_USED = "SpareIdUsed"
 
 
 class EarlierRunInput(BaseModel):

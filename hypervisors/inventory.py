@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import yaml
 from temporalio.exceptions import ApplicationError
 
+from contracts.failures import Failure
 from runtime.http_client import HttpClient, HttpUnreachable
 
 from . import hypervisors
@@ -44,7 +45,7 @@ def source_named(sources: Mapping[str, InventorySource], name: str) -> Inventory
     source = sources.get(name)
     if source is None:
         raise ApplicationError(
-            unknown_inventory(name, sources), type="UnknownInventory", non_retryable=True
+            unknown_inventory(name, sources), type=Failure.UNKNOWN_INVENTORY, non_retryable=True
         )
     return source
 
@@ -94,11 +95,11 @@ class HttpInventory:
             response = await self._http.request("GET", self.url, timeout_seconds=self.timeout)
         except HttpUnreachable as err:
             raise ApplicationError(
-                f"inventory {self.url}: {err}", type="InventoryUnavailable"
+                f"inventory {self.url}: {err}", type=Failure.INVENTORY_UNAVAILABLE
             ) from err
         if not response.is_success:
             raise ApplicationError(
-                f"inventory {self.url}: HTTP {response.status}", type="InventoryUnavailable"
+                f"inventory {self.url}: HTTP {response.status}", type=Failure.INVENTORY_UNAVAILABLE
             )
         try:
             data = response.json()

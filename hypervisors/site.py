@@ -15,17 +15,19 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from temporalio.exceptions import ApplicationError
 
+from contracts.failures import Failure
+
 SiteT = TypeVar("SiteT", bound=BaseModel)
 
 
 def inventory_invalid(where: str, why: str) -> ApplicationError:
     return ApplicationError(
-        f"inventory {where}: {why}", type="InventoryInvalid", non_retryable=True
+        f"inventory {where}: {why}", type=Failure.INVENTORY_INVALID, non_retryable=True
     )
 
 
 def inventory_unavailable(where: str, why: str) -> ApplicationError:
-    return ApplicationError(f"inventory {where}: {why}", type="InventoryUnavailable")
+    return ApplicationError(f"inventory {where}: {why}", type=Failure.INVENTORY_UNAVAILABLE)
 
 
 class HostFacts(BaseModel):

@@ -15,11 +15,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, FilePath, field_validator, model_validator
 
-# The failure type of a request for a cluster that is not registered, and of one that names
-# what its cluster may not use: both are configuration, never healed by retrying.
-UNKNOWN_CLUSTER = "UnknownCluster"
-NOT_ALLOWED_FOR_CLUSTER = "NotAllowedForCluster"
-
 
 class ClusterConfig(BaseModel):
     """One registered workload cluster (setting `clusters`). Never enters workflow history."""

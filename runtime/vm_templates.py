@@ -17,6 +17,7 @@ import jinja2.sandbox
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from temporalio.exceptions import ApplicationError
 
+from contracts.failures import Failure
 from placement.models import Taint
 
 DEFAULT_TEMPLATE = "default"
@@ -92,7 +93,7 @@ def render_user_data(name: str, text: str, variables: dict[str, Any]) -> str:
         raise ApplicationError(
             f"vm template '{name}': the user data does not render: {err.message}; "
             f"the variables are {', '.join(TEMPLATE_VARIABLES)}",
-            type="VmTemplateInvalid",
+            type=Failure.VM_TEMPLATE_INVALID,
             non_retryable=True,
         ) from None
 
@@ -123,7 +124,7 @@ class SiteTemplates:
             offered = ", ".join(sorted(self.templates)) or "none"
             raise ApplicationError(
                 f"vm template '{name}' is not one of the site's ({offered})",
-                type="UnknownVmTemplate",
+                type=Failure.UNKNOWN_VM_TEMPLATE,
                 non_retryable=True,
             )
         return name, template

@@ -20,7 +20,8 @@ from temporalio.worker import (
     WorkflowInterceptorClassInput,
 )
 
-INVALID_INPUT = "InvalidInput"
+from contracts.failures import Failure
+
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
@@ -49,7 +50,7 @@ class _CheckInputCount(WorkflowInboundInterceptor):
                 f"{workflow.info().workflow_type} takes {wanted} ({', '.join(names)}, each one "
                 f"JSON document: temporal workflow start --input '{{...}}'); it was started "
                 f"with {_count(given)}",
-                type=INVALID_INPUT,
+                type=Failure.INVALID_INPUT,
                 non_retryable=True,
             )
         return await super().execute_workflow(input)

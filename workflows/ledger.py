@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.placement import PlacementActivities
     from activities.warm_pools import WarmActivities
     from contracts import metrics
+    from contracts.failures import Failure
     from contracts.ledger import (
         CAPACITY_GRANTED_SIGNAL,
         FREE_UPDATE,
@@ -126,7 +127,9 @@ class InventoryLedger:
         if isinstance(answer, ActivityError):
             raise answer
         if answer is None:
-            raise ApplicationError(f"no answer for {inp.spare_id}", type="LedgerInconsistent")
+            raise ApplicationError(
+                f"no answer for {inp.spare_id}", type=Failure.LEDGER_INCONSISTENT
+            )
         return answer
 
     def _known(self, inp: ReserveInput) -> ReserveResult | None:

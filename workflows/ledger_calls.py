@@ -13,6 +13,7 @@ from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities.ledger import LedgerActivities
+    from contracts.failures import Failure
     from contracts.ledger import (
         LEDGER_RETRY,
         FreeInput,
@@ -26,7 +27,7 @@ from .side_effects import STOP_FIRST, until_stopped
 from .step_failure import StepFailed
 
 # The ledger's answers that mean "no host", with the failure type the caller sees.
-REFUSALS = {"no_capacity": "NoCapacity", "never_fits": "NeverFits"}
+REFUSALS = {"no_capacity": Failure.NO_CAPACITY, "never_fits": Failure.NEVER_FITS}
 
 # What must eventually succeed (giving room back, a release's steps): retried without limit,
 # at most a minute apart.

@@ -19,6 +19,7 @@ from temporalio.exceptions import ActivityError, is_cancelled_exception
 with workflow.unsafe.imports_passed_through():
     from activities.event_bus import EventBusActivities
     from activities.notify import NotifyActivities
+    from contracts.failures import Failure
     from contracts.notify import (
         DeliverWebhookInput,
         DeliveryResult,
@@ -49,7 +50,7 @@ def _retry(spec: RetryPolicySpec) -> RetryPolicy:
         maximum_attempts=spec.max_attempts,
         # A receiver that refuses the event (4xx) will refuse it again; so would a worker
         # without a bus.
-        non_retryable_error_types=["WebhookRejected", "EventBusNotConfigured"],
+        non_retryable_error_types=[Failure.WEBHOOK_REJECTED, Failure.EVENT_BUS_NOT_CONFIGURED],
     )
 
 

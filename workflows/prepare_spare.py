@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.notify import NotifyActivities
     from activities.provisioning import ProvisioningActivities
     from contracts.common import ANY_POOL, CLUSTER, HOST, POOL
-    from contracts.drain import DRAIN_BLOCKED
+    from contracts.failures import Failure
     from contracts.ledger import CAPACITY_GRANTED_SIGNAL, Reservation, ReserveInput
     from contracts.notify import PlanNotificationsInput, PlanNotificationsResult
     from contracts.release import RELEASE_STEP_SIGNAL, ReleaseResult
@@ -68,7 +68,7 @@ from .warm_claim import WarmClaim, become_warm, report_to_pool
 CREATE_RETRY = RetryPolicy(
     maximum_attempts=3,
     initial_interval=timedelta(seconds=5),
-    non_retryable_error_types=["ProvisioningFailed"],
+    non_retryable_error_types=[Failure.PROVISIONING_FAILED],
 )
 
 
@@ -302,7 +302,7 @@ class PrepareSpare:
             await self._notifier.drain()
             raise ApplicationError(
                 status.error,
-                type=DRAIN_BLOCKED if blocked is not None else step_failure.kind(err),
+                type=Failure.DRAIN_BLOCKED if blocked is not None else step_failure.kind(err),
                 non_retryable=True,
             ) from None
         status.drain = released.drain
@@ -374,7 +374,8 @@ class PrepareSpare:
             # Withdraw; if the ledger granted room at the last moment, this frees it too.
             await free_reservation(spare_id, req.inventory, req.timeouts)
             raise StepFailed(
-                f"no_capacity: no room within {req.capacity_deadline_seconds} s", "NoCapacity"
+                f"no_capacity: no room within {req.capacity_deadline_seconds} s",
+                Failure.NO_CAPACITY,
             ) from None
         assert self._grant is not None
         return self._grant

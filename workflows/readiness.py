@@ -19,6 +19,7 @@ from temporalio.exceptions import TimeoutError as TemporalTimeout
 
 with workflow.unsafe.imports_passed_through():
     from activities.kubernetes import KubernetesActivities
+    from contracts.failures import Failure
     from contracts.kubernetes import (
         CheckNodeReadyInput,
         NodeAdoption,
@@ -53,7 +54,7 @@ async def wait_ready(spare_id: str, req: SpareRequest, progress: Progress) -> No
             raise StepFailed(
                 f"{spare_id} did not become Ready within {req.ready_timeout_seconds} s; "
                 f"still missing: {', '.join(missing)}",
-                "NotReady",
+                Failure.NOT_READY,
             )
         probe: NodeReadyResult = await workflow.execute_activity_method(
             KubernetesActivities.wait_node_ready,

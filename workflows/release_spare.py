@@ -24,10 +24,10 @@ from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 with workflow.unsafe.imports_passed_through():
     from activities.kubernetes import DrainNodeInput, DrainNodeResult, KubernetesActivities
     from activities.provisioning import ProvisioningActivities
-    from contracts.drain import DRAIN_BLOCKED, DrainOutcome, DrainPolicy
+    from contracts.drain import DrainOutcome, DrainPolicy
+    from contracts.failures import Failure
     from contracts.kubernetes import NodeNameInput
     from contracts.release import (
-        DESTROY_REFUSED,
         RELEASE_SPARE,
         RELEASE_STEP_SIGNAL,
         STEP_QUERY,
@@ -97,7 +97,7 @@ class ReleaseSpare:
                 f"drain of {inp.vm_name} did not finish in {inp.drain_timeout_seconds} s "
                 f"(policy fail; the Node stays cordoned): {drained.summary()}",
                 drained.model_dump(mode="json"),
-                type=DRAIN_BLOCKED,
+                type=Failure.DRAIN_BLOCKED,
                 non_retryable=True,
             )
         if drained.outcome == DrainOutcome.BLOCKED and drained.policy == DrainPolicy.LEAVE:
@@ -151,7 +151,7 @@ class ReleaseSpare:
                     raise ApplicationError(
                         f"VM {inp.vm_name} was not destroyed in {DESTROY_TRIES} tries; it stays, "
                         f"and so does its reservation: {reason}",
-                        type=DESTROY_REFUSED,
+                        type=Failure.DESTROY_REFUSED,
                         non_retryable=True,
                     ) from None
                 seconds = int(wait.total_seconds())

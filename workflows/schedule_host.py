@@ -19,6 +19,7 @@ from temporalio.exceptions import ActivityError, is_cancelled_exception
 with workflow.unsafe.imports_passed_through():
     from activities.hosts import HostActivities
     from contracts.common import ANY_POOL, HOST, POOL
+    from contracts.failures import Failure
     from contracts.hosts import HostAddressInput, HostAddressResult
     from contracts.ledger import ReserveInput
     from contracts.schedule_host import (
@@ -110,7 +111,7 @@ class ScheduleHost:
                 )
             )
             if result.reservation is None:
-                raise StepFailed(f"{result.status}: {result.reason}", "NoCapacity")
+                raise StepFailed(f"{result.status}: {result.reason}", Failure.NO_CAPACITY)
         except StepFailed as refused:
             # No room is an answer, not a fault: fail once, with the ledger's reason.
             raise refused.failure() from None

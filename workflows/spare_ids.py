@@ -13,8 +13,9 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities.spare_ids import SpareIdActivities
+    from contracts.failures import Failure
     from contracts.spare import MEMO_REQUEST_HASH, Phase
-    from contracts.spare_ids import SPARE_ID_USED, EarlierRunInput, EarlierRunResult
+    from contracts.spare_ids import EarlierRunInput, EarlierRunResult
 
 from .progress import Progress
 
@@ -44,4 +45,4 @@ async def refuse_a_used_id(spare_id: str, progress: Progress) -> None:
     progress.status.error = reason
     progress.enter(Phase.FAILED, reason)
     # Non-retryable: the id stays used. The details name the run that owns the id.
-    raise ApplicationError(reason, earlier.run_id, type=SPARE_ID_USED, non_retryable=True)
+    raise ApplicationError(reason, earlier.run_id, type=Failure.SPARE_ID_USED, non_retryable=True)

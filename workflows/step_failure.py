@@ -22,7 +22,8 @@ from temporalio.exceptions import (
 from temporalio.exceptions import TimeoutError as TemporalTimeout
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.drain import DRAIN_BLOCKED, DrainNodeResult
+    from contracts.drain import DrainNodeResult
+    from contracts.failures import Failure
     from contracts.spare import Phase
 
 
@@ -43,7 +44,11 @@ def drain_blocked(err: BaseException) -> DrainNodeResult | None:
     """The drain's report, when a release stopped because its drain could not finish."""
     cause: BaseException | None = err
     while cause is not None:
-        if isinstance(cause, ApplicationError) and cause.type == DRAIN_BLOCKED and cause.details:
+        if (
+            isinstance(cause, ApplicationError)
+            and cause.type == Failure.DRAIN_BLOCKED
+            and cause.details
+        ):
             return DrainNodeResult.model_validate(cause.details[0])
         cause = cause.__cause__
     return None
@@ -70,7 +75,7 @@ def kind(err: BaseException) -> str:
         if isinstance(cause, ApplicationError) and cause.type:
             return cause.type
         cause = cause.__cause__
-    return "StepFailed"
+    return Failure.STEP_FAILED
 
 
 class Ending(NamedTuple):

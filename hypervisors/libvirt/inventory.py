@@ -44,6 +44,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.exceptions import ApplicationError
 
+from contracts.failures import Failure
 from hypervisors.site import SiteHost, inventory_unavailable, read_site
 
 SCHEME = "libvirt:"
@@ -87,7 +88,7 @@ def _libvirt() -> Any:
             "inventory libvirt: the Python module 'libvirt' is missing: install it into the "
             "worker's environment (apt-get install libvirt-dev pkg-config; pip install "
             "libvirt-python)",
-            type="InventoryMisconfigured",
+            type=Failure.INVENTORY_MISCONFIGURED,
             non_retryable=True,
         )
     return libvirt

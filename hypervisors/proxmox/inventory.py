@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.exceptions import ApplicationError
 
+from contracts.failures import Failure
 from contracts.spare import SPARE_ID_PREFIX
 from hypervisors.site import HostFacts, SiteHost, inventory_invalid, read_site
 
@@ -99,7 +100,7 @@ class ProxmoxInventory:
             raise ApplicationError(
                 "inventory proxmox: the Python module 'proxmoxer' is missing: install it into "
                 "the worker's environment (pip install proxmoxer)",
-                type="InventoryMisconfigured",
+                type=Failure.INVENTORY_MISCONFIGURED,
                 non_retryable=True,
             ) from None
         try:
@@ -130,14 +131,14 @@ class ProxmoxInventory:
                     self.where, f"{what}: the API refused the token: {err}"
                 ) from None
             raise ApplicationError(
-                f"inventory {self.where}: {what}: {err}", type="InventoryUnavailable"
+                f"inventory {self.where}: {what}: {err}", type=Failure.INVENTORY_UNAVAILABLE
             ) from None
         except AuthenticationError as err:
             raise inventory_invalid(self.where, f"{what}: {err}") from None
         except Exception as err:  # requests' connection errors and timeouts
             raise ApplicationError(
                 f"inventory {self.where}: {what}: the API does not answer: {err}",
-                type="InventoryUnavailable",
+                type=Failure.INVENTORY_UNAVAILABLE,
             ) from None
 
     def _read(self, site: ProxmoxSite) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 
-from contracts.release import DESTROY_REFUSED
+from contracts.failures import Failure
 from contracts.spare import Phase
 from tests.helpers import new_worker
 from tests.workflows.standins import StandIns
@@ -60,7 +60,7 @@ async def test_a_vm_the_hypervisor_keeps_refusing_to_destroy_fails_the_spare_wit
         status = await handle.query(PrepareSpare.status)
 
     failure = failure_of(caught.value)
-    assert failure.type == DESTROY_REFUSED
+    assert failure.type == Failure.DESTROY_REFUSED
     assert failure.message.startswith(f"VM {req.spare_id} was not destroyed in {DESTROY_TRIES}")
     assert failure.message.endswith(LOCKED)
     assert status.phase == Phase.FAILED and status.error == failure.message
