@@ -13,8 +13,6 @@ from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.notify import NotifyActivities
-    from contracts.notify import PlanNotificationsInput
     from contracts.reconcile import COMPENSATE_SPARE, TerminatedSpare
     from webhooks.events import EventType
 
@@ -30,12 +28,7 @@ class CompensateSpare:
     async def run(self, spare: TerminatedSpare) -> str:
         req = spare.request
         notifier = Notifier(spare.spare_id, req.cluster, req.pool, run_id=spare.run_id)
-        plan = await workflow.execute_local_activity_method(
-            NotifyActivities.plan_notifications,
-            PlanNotificationsInput(receivers=req.receivers),
-            start_to_close_timeout=req.timeouts.call,
-        )
-        notifier.routes, notifier.event_bus = plan.routes, plan.event_bus
+        await notifier.plan(req.receivers, req.timeouts.call)
         workflow.set_current_details(f"releasing {spare.spare_id} (run {spare.run_id})")
         reason = REASON
         try:

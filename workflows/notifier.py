@@ -24,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
         DeliverWebhookInput,
         DeliveryResult,
         EventBusRoute,
+        PlanNotificationsInput,
         PublishEventInput,
         ReceiverRoute,
         RetryPolicySpec,
@@ -77,6 +78,17 @@ class Notifier:
         self._on_change = on_change
         self._pending: list[asyncio.Task[None]] = []
         self._by_receiver: dict[str, list[asyncio.Task[None]]] = {}
+
+    async def plan(self, receivers: list[str] | None, timeout: timedelta) -> None:
+        """Which receivers get which events: a lookup in the worker's configuration. A local
+        activity: it records its answer like any activity, without a round trip through the
+        server's task queue; its failure arrives as is, not inside an ActivityError."""
+        plan = await workflow.execute_local_activity_method(
+            NotifyActivities.plan_notifications,
+            PlanNotificationsInput(receivers=receivers),
+            start_to_close_timeout=timeout,
+        )
+        self.routes, self.event_bus = plan.routes, plan.event_bus
 
     def send(
         self,

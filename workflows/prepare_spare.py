@@ -27,12 +27,10 @@ from temporalio.exceptions import (
 )
 
 with workflow.unsafe.imports_passed_through():
-    from activities.notify import NotifyActivities
     from activities.provisioning import ProvisioningActivities
     from contracts.common import ANY_POOL, CLUSTER, HOST, POOL
     from contracts.failures import Failure
     from contracts.ledger import CAPACITY_GRANTED_SIGNAL, Reservation, ReserveInput
-    from contracts.notify import PlanNotificationsInput, PlanNotificationsResult
     from contracts.release import RELEASE_STEP_SIGNAL, ReleaseResult
     from contracts.spare import (
         PREPARE_SPARE,
@@ -214,9 +212,7 @@ class PrepareSpare:
     async def _prepare_and_hold(self, spare_id: str, req: SpareRequest) -> tuple[VmFacts, str]:
         """Everything compensation may have to undo: from the configuration to the hold's end.
         Answers the VM and why the hold ended."""
-        plan, pools = await self._look_up_configuration(req)
-        self._notifier.routes = plan.routes
-        self._notifier.event_bus = plan.event_bus
+        pools = await self._look_up_configuration(req)
         claim = await self._warm.claim(pools)
         if claim is not None:
             self._vm_attempted = True  # from here a failure or cancel releases the VM
@@ -321,29 +317,20 @@ class PrepareSpare:
 
     # --- the steps ----------------------------------------------------------------------------
 
-    async def _look_up_configuration(
-        self, req: SpareRequest
-    ) -> tuple[PlanNotificationsResult, list[str]]:
+    async def _look_up_configuration(self, req: SpareRequest) -> list[str]:
         """The receivers' plan and the warm pools that could serve the request: two lookups in
         the worker's configuration (local activities), asked at once so the worker answers
         both in one round instead of one after the other. Both are answered within this
         workflow task, so the search attributes wait for them: what they say before, nobody
         could see."""
         with self._progress.answered_within_task():
-            return await asyncio.gather(self._plan_notifications(req), self._warm.candidates())
+            _, pools = await asyncio.gather(self._plan_notifications(req), self._warm.candidates())
+        return pools
 
-    async def _plan_notifications(self, req: SpareRequest) -> PlanNotificationsResult:
-        """Which receivers get which events: a lookup in the worker's configuration."""
-        # A local activity: it records its answer like any activity, without a round trip
-        # through the server's task queue.
+    async def _plan_notifications(self, req: SpareRequest) -> None:
         try:
-            return await workflow.execute_local_activity_method(
-                NotifyActivities.plan_notifications,
-                PlanNotificationsInput(receivers=req.receivers),
-                start_to_close_timeout=req.timeouts.call,
-            )
+            await self._notifier.plan(req.receivers, req.timeouts.call)
         except (ApplicationError, TemporalTimeout) as err:
-            # A local activity's failure arrives as is, not inside an ActivityError.
             raise StepFailed(step_failure.reason(err), step_failure.kind(err)) from None
 
     async def _reserve(self, spare_id: str, req: SpareRequest) -> Reservation:
