@@ -29,7 +29,7 @@ from .auth import ANY_ROLE, CurrentCaller
 from .errors import Code
 from .problems import responses
 from .spare import AppSettings, TemporalClient
-from .spare_ops import temporal_errors
+from .temporal_calls import temporal_errors
 
 router = APIRouter(prefix="/v1", tags=["clusters"])
 

@@ -42,7 +42,7 @@ from .explain import check_inventory_scope
 from .inventory_check import check_hosts_exist, inventory_hosts, inventory_spec
 from .problems import responses
 from .spare import AppSettings, TemporalClient
-from .spare_ops import QUERY_TIMEOUT, temporal_errors
+from .temporal_calls import QUERY_TIMEOUT, temporal_errors
 from .workers import require_worker
 
 router = APIRouter(tags=["original scheduler API"])

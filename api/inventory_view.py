@@ -24,7 +24,7 @@ from runtime.settings import Settings
 
 from .errors import InvalidInput, InventoryUnavailable
 from .inventory_check import inventory_spec
-from .spare_ops import temporal_errors
+from .temporal_calls import temporal_errors
 
 LEDGER_QUERY_TIMEOUT = timedelta(seconds=5)  # only a worker answers (api/workers.py)
 # A readiness probe must answer quickly; a slower inventory counts as unreadable.

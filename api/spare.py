@@ -1,5 +1,5 @@
-"""`/v1/spares` routes: thin calls into the spare operations; errors become problem details in
-`problems.py`."""
+"""`/v1/spares` routes: thin calls into starting a spare (`spare_start.py`) and acting on one
+(`spare_actions.py`); errors become problem details in `problems.py`."""
 
 from __future__ import annotations
 
@@ -15,15 +15,8 @@ from runtime.settings import Settings
 from .auth import ANY_ROLE, OPERATOR, UPGRADE_CONTROLLER, CurrentCaller, app_settings
 from .errors import Code
 from .problems import responses
-from .spare_ops import (
-    PrepareAccepted,
-    PrepareBody,
-    SpareView,
-    cancel_spare,
-    release_spare,
-    spare_status,
-    start_spares,
-)
+from .spare_actions import SpareView, cancel_spare, release_spare, spare_status
+from .spare_start import PrepareAccepted, PrepareBody, start_spares
 
 router = APIRouter(prefix="/v1", tags=["spares"])
 

@@ -25,7 +25,7 @@ from .auth import OPERATOR, CurrentCaller
 from .errors import Code, InvalidInput
 from .problems import responses
 from .spare import AppSettings, TemporalClient
-from .spare_ops import temporal_errors
+from .temporal_calls import temporal_errors
 
 # Cluster, pool and host names: DNS-like words, never quotes or operators.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$"

@@ -15,7 +15,7 @@ from .auth import ANY_ROLE, CurrentCaller
 from .errors import Code, WarmPoolNotFound
 from .problems import responses
 from .spare import AppSettings, TemporalClient
-from .spare_ops import QUERY_TIMEOUT, temporal_errors
+from .temporal_calls import QUERY_TIMEOUT, temporal_errors
 
 router = APIRouter(prefix="/v1", tags=["warm pools"])
 

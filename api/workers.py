@@ -9,7 +9,7 @@ each one's last poll, and a live worker always has a poll open (each lasts up to
 a queue whose newest poll is older than `POLLED_WITHIN` has no worker: 503
 `temporal_unavailable` at once. The answer is kept `CACHE_SECONDS` per task queue, so a burst
 of reads costs one call. A worker that died within the last minute still looks present: the
-bounded RPC timeouts of the calls themselves (`spare_ops`) answer 503 for it.
+bounded RPC timeouts of the calls themselves (`temporal_calls.py`) answer 503 for it.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from orchestration_history import create_vm_latencies, percentile
 from orchestration_stack import BIG_INVENTORY, TASK_QUEUE, BenchStack
 from temporalio.common import WorkflowIDReusePolicy
 
-from api.spare_ops import request_hash
+from api.spare_start import request_hash
 from contracts.spare import (
     MEMO_REQUEST_HASH,
     PREPARE_SPARE,

@@ -11,7 +11,7 @@ import httpx
 import yaml
 from temporalio.client import Client
 
-from api.spare_ops import MEMO_REQUEST_HASH
+from contracts.spare import MEMO_REQUEST_HASH
 from runtime.settings import Settings
 from tests.api.api_helpers import LAB_INVENTORY, asgi_client, spare_body
 

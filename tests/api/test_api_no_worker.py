@@ -13,7 +13,7 @@ from temporalio import workflow
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from api import spare_ops
+from api import temporal_calls
 from api.temporal_client import is_no_worker
 from contracts.spare import (
     PREPARE_SPARE,
@@ -91,8 +91,8 @@ async def test_a_worker_that_just_left_gives_503_after_the_bounded_timeout(
         seen = await api.get(f"/v1/spares/{spare_id}")
         assert (seen.status_code, seen.json()["phase"]) == (200, "ready")
     # Shorter than the defaults, so that the test is quick once there is nobody to answer.
-    monkeypatch.setattr(spare_ops, "QUERY_TIMEOUT", timedelta(seconds=1))
-    monkeypatch.setattr(spare_ops, "UPDATE_ACCEPT_TIMEOUT", timedelta(seconds=1))
+    monkeypatch.setattr(temporal_calls, "QUERY_TIMEOUT", timedelta(seconds=1))
+    monkeypatch.setattr(temporal_calls, "UPDATE_ACCEPT_TIMEOUT", timedelta(seconds=1))
     # The server still remembers the worker's last poll: the call itself times out.
     assert "no virtflow worker answered" in unavailable(await api.get(f"/v1/spares/{spare_id}"))
     released = unavailable(await api.post(f"/v1/spares/{spare_id}/release", json={}))

@@ -8,9 +8,8 @@ from kubernetes.client import V1NodeSelectorRequirement, V1PodSpec, V1Toleration
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
-from api.spare_ops import MEMO_REQUEST_HASH
 from contracts.common import CLUSTER
-from contracts.spare import PREPARE_SPARE
+from contracts.spare import MEMO_REQUEST_HASH, PREPARE_SPARE
 from tests.api.api_helpers import spare_body
 
 

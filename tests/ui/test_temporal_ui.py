@@ -20,7 +20,7 @@ from pydantic import SecretStr
 from temporalio.client import Client
 
 from api.codec_server import create_codec_app
-from api.spare_ops import start_spare
+from api.spare_start import start_spare
 from lab.hypervisor import load_inventory_file
 from runtime.encryption import EncryptionCodec, data_converter
 from tests.helpers import assert_eventually

@@ -1,7 +1,9 @@
-"""Spare operations through the Temporal client, shared by the HTTP API and the command line.
+"""`POST /v1/spares`: the request's body and answer, everything refused before a workflow
+starts, and the start itself (one spare, or `count` of them reserved together).
 
-They raise the domain errors of `errors.py` (not HTTP codes) so each edge maps them once: the
-API to status codes, the CLI to exit codes.
+Idempotent: a request_id names one spare ever; the same body again finds the same spare,
+another body is refused (409). The spare alone decides whether a warm pool serves it, and the
+answer says what it decided.
 """
 
 from __future__ import annotations
@@ -9,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -18,35 +18,19 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_va
 from temporalio.client import (
     Client,
     WithStartWorkflowOperation,
-    WorkflowExecutionDescription,
-    WorkflowExecutionStatus,
-    WorkflowFailureError,
-    WorkflowHandle,
-    WorkflowQueryFailedError,
-    WorkflowQueryRejectedError,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
-    WorkflowUpdateStage,
 )
-from temporalio.common import (
-    WorkflowIDConflictPolicy,
-    WorkflowIDReusePolicy,
-)
-from temporalio.exceptions import ApplicationError, FailureError, WorkflowAlreadyStartedError
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.ledger import free_group, reserve_group
-from contracts.common import CLUSTER
-from contracts.failures import Failure
 from contracts.ledger import GroupMember, ReserveGroupInput
 from contracts.spare import (
     MEMO_REQUEST_HASH,
     NODE_REGEX_ANNOTATION,
     PREPARE_SPARE,
-    RELEASE_UPDATE,
-    STATUS_QUERY,
-    Phase,
-    ReleaseRequest,
     SpareRequest,
     SpareStatus,
     start_search_attributes,
@@ -57,37 +41,19 @@ from runtime.clusters import NotAllowed
 from runtime.settings import Settings
 
 from .admission import Admission, Started
-from .errors import (
-    Code,
-    InvalidInput,
-    NoCapacity,
-    SpareConflict,
-    SpareNotFound,
-    TemporalUnavailable,
-)
+from .errors import Code, InvalidInput, NoCapacity, SpareConflict, TemporalUnavailable
 from .inventory_check import check_hosts_exist, check_near_known, inventory_snapshot, inventory_spec
-from .temporal_client import is_no_worker, is_unavailable
+from .spare_runs import describe_owner, query_status
+from .temporal_calls import temporal_errors
 from .workers import require_worker
 
-# Queries and updates need a worker; without one the server would hold the call until its own
-# deadline. A worker answers a query in milliseconds: one silent this long is as good as gone
-# (a query is safe to ask again). A release not accepted in time may still be taken up later,
-# so its bound is longer: a 503 there must mean the worker is gone, not merely busy.
-QUERY_TIMEOUT = timedelta(seconds=5)
-UPDATE_ACCEPT_TIMEOUT = timedelta(seconds=10)
-STATUS_ATTEMPTS = 30
-STATUS_RETRY_SECONDS = 0.1
-# How long `release` waits for the update's answer before reporting the status as it stands.
-RELEASE_ANSWER_WAIT_SECONDS = 20.0
 MAX_COUNT = 20
+
+
 # How long a POST waits for the spare to say whether a warm pool serves it (a claim takes
 # well under a second, and a request no pool matches is answered in the spare's first workflow
 # task); a spare that says nothing in time is answered as not (yet) warm.
 WARM_ANSWER_WAIT_SECONDS = 5.0
-
-
-# The clusters a caller acts for (api/auth.py Caller.clusters); None: every cluster.
-Scope = frozenset[str] | None
 
 
 class PrepareAccepted(BaseModel):
@@ -154,13 +120,6 @@ class PrepareBody(SpareRequest):
         ]
 
 
-class SpareView(SpareStatus):
-    """The status query's answer, plus where to look and what the engine says of the run."""
-
-    ui_url: str
-    workflow_status: str
-
-
 def request_hash(request: SpareRequest) -> str:
     """Hash of the validated body: defaults spelled out or omitted give the same hash."""
     return hashlib.sha256(request.model_dump_json().encode()).hexdigest()
@@ -203,23 +162,6 @@ def check_cluster(settings: Settings, request: SpareRequest) -> None:
     except NotAllowed as refused:
         code = Code.UNKNOWN_CLUSTER if refused.unknown_cluster else Code.NOT_ALLOWED_FOR_CLUSTER
         raise InvalidInput(refused.field, refused.reason, code) from None
-
-
-@contextmanager
-def temporal_errors(spare_id: str) -> Iterator[None]:
-    """Translate the SDK's transport errors into the domain's."""
-    try:
-        yield
-    except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND:
-            raise SpareNotFound(spare_id) from err
-        if is_no_worker(err):
-            raise TemporalUnavailable(
-                f"no virtflow worker answered for {spare_id} ({err.message}): is one running?"
-            ) from err
-        if is_unavailable(err):
-            raise TemporalUnavailable(str(err)) from err
-        raise
 
 
 async def check_request(
@@ -334,7 +276,7 @@ async def _already_started(client: Client, first: SpareRequest, digest: str) -> 
     """Whether this request's spares exist; 409 if their request_id was another request's."""
     with temporal_errors(first.spare_id):
         try:
-            _, description = await _describe_owner(client, first.spare_id)
+            _, description = await describe_owner(client, first.spare_id)
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
                 return False
@@ -417,7 +359,7 @@ async def _start_or_find(
             # was served.
             if ask_warm:
                 warm = await _warm_of_ended(client, workflow_id)
-        _, description = await _describe_owner(client, workflow_id)
+        _, description = await describe_owner(client, workflow_id)
         existing: str | None = await description.memo_value(MEMO_REQUEST_HASH, default=None)
     return Started(existing, warm)
 
@@ -462,191 +404,6 @@ async def _start_asking_warm(
 async def _warm_of_ended(client: Client, spare_id: str) -> WarmInfo | None:
     """How an ended spare was served, as its status says (None if no worker answers)."""
     with contextlib.suppress(TemporalUnavailable):
-        status = await _query_status(client.get_workflow_handle(spare_id), spare_id)
+        status = await query_status(client.get_workflow_handle(spare_id), spare_id)
         return status.warm
     return None
-
-
-async def _describe_owner(
-    client: Client, spare_id: str
-) -> tuple[WorkflowHandle[object, object], WorkflowExecutionDescription]:
-    """The run that is the spare: the latest run of its id, unless that one is a refused reuse
-    of the id, then the run it names."""
-    handle = client.get_workflow_handle(spare_id)
-    description = await handle.describe()
-    if description.status == WorkflowExecutionStatus.FAILED:
-        owner = await _run_owning_the_id(handle, spare_id)
-        if owner is not None:
-            handle = client.get_workflow_handle(spare_id, run_id=owner)
-            description = await handle.describe()
-    return handle, description
-
-
-async def _describe_spare(
-    client: Client, spare_id: str, scope: Scope = None
-) -> tuple[WorkflowHandle[object, object], WorkflowExecutionStatus, str]:
-    """The spare's run, its status, and the task queue whose worker answers for it. A spare
-    of a cluster outside `scope` is not found: whether it exists is not revealed."""
-    with temporal_errors(spare_id):
-        handle, description = await _describe_owner(client, spare_id)
-    if description.workflow_type != PREPARE_SPARE:
-        raise SpareNotFound(spare_id)
-    if scope is not None and description.typed_search_attributes.get(CLUSTER) not in scope:
-        raise SpareNotFound(spare_id)
-    status = description.status or WorkflowExecutionStatus.RUNNING
-    return handle, status, description.task_queue
-
-
-async def _run_owning_the_id(handle: WorkflowHandle[object, object], spare_id: str) -> str | None:
-    """The spare's own run when the latest run is a refused reuse of its id (a Temporal CLI
-    start after the spare ended): that run failed at once, naming the run that owns the id."""
-    try:
-        await handle.result(follow_runs=False)
-    except WorkflowFailureError as err:
-        cause = err.cause
-        if isinstance(cause, ApplicationError) and cause.type == Failure.SPARE_ID_USED:
-            return str(cause.details[0]) if cause.details else None
-    return None
-
-
-async def _query_status(handle: WorkflowHandle[object, object], spare_id: str) -> SpareStatus:
-    attempts = STATUS_ATTEMPTS
-    while True:
-        attempts -= 1
-        with temporal_errors(spare_id):
-            try:
-                return await handle.query(
-                    STATUS_QUERY, result_type=SpareStatus, rpc_timeout=QUERY_TIMEOUT
-                )
-            except (WorkflowQueryFailedError, WorkflowQueryRejectedError) as err:
-                # Right after the start the workflow has no status yet: give it a moment.
-                if attempts <= 0:
-                    raise TemporalUnavailable(f"status of {spare_id} not available: {err}") from err
-        await asyncio.sleep(STATUS_RETRY_SECONDS)
-
-
-async def _status_of_a_spare_that_never_began(
-    handle: WorkflowHandle[object, object], spare_id: str
-) -> SpareStatus | None:
-    """A closed run that failed before it kept a status (a start with the wrong inputs):
-    its failure is its status. None when the run has a status to ask for."""
-    with temporal_errors(spare_id):
-        try:
-            await handle.query(STATUS_QUERY, result_type=SpareStatus, rpc_timeout=QUERY_TIMEOUT)
-            return None
-        except WorkflowQueryFailedError:
-            pass
-        try:
-            await handle.result()
-        except WorkflowFailureError as err:
-            cause = err.cause
-            reason = cause.message if isinstance(cause, FailureError) else str(err)
-            description = await handle.describe()
-            cluster = description.typed_search_attributes.get(CLUSTER) or ""
-            return SpareStatus(spare_id=spare_id, cluster=cluster, phase=Phase.FAILED, error=reason)
-    return None
-
-
-async def spare_status(
-    client: Client, settings: Settings, spare_id: str, scope: Scope = None
-) -> SpareView:
-    handle, run_status, task_queue = await _describe_spare(client, spare_id, scope)
-    await require_worker(client, task_queue)  # even a closed run's status is a query
-    status = None
-    if run_status != WorkflowExecutionStatus.RUNNING:
-        status = await _status_of_a_spare_that_never_began(handle, spare_id)
-    status = status or await _query_status(handle, spare_id)
-    return SpareView(
-        **status.model_dump(),
-        ui_url=settings.workflow_ui_url(spare_id),
-        workflow_status=run_status.name.lower(),
-    )
-
-
-def _ended(spare_id: str, run_status: WorkflowExecutionStatus, what: str) -> SpareConflict:
-    """A closed spare: a completed one was released, any other ended some other way."""
-    ended = run_status.name.lower()
-    if run_status == WorkflowExecutionStatus.COMPLETED:
-        return SpareConflict(
-            f"spare {spare_id} is already released, nothing to {what}", Code.ALREADY_RELEASED
-        )
-    return SpareConflict(
-        f"spare {spare_id} has ended ({ended}), nothing to {what}", Code.SPARE_ENDED
-    )
-
-
-async def release_spare(
-    client: Client, spare_id: str, request: ReleaseRequest, scope: Scope = None
-) -> SpareStatus:
-    """Run the `release` update; answer with the status once accepted (release takes a while)."""
-    handle, run_status, task_queue = await _describe_spare(client, spare_id, scope)
-    if run_status != WorkflowExecutionStatus.RUNNING:
-        raise _ended(spare_id, run_status, "release")
-    await require_worker(client, task_queue)
-    async with _ending_meanwhile(client, spare_id, "release"):
-        try:
-            update = await handle.start_update(
-                RELEASE_UPDATE,
-                request,
-                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
-                result_type=SpareStatus,
-                rpc_timeout=UPDATE_ACCEPT_TIMEOUT,
-            )
-            return await asyncio.wait_for(update.result(), RELEASE_ANSWER_WAIT_SECONDS)
-        except WorkflowUpdateFailedError as err:
-            raise await _release_refused(handle, spare_id) from err
-        except WorkflowUpdateRPCTimeoutOrCancelledError as err:
-            # The worker vanished after it was seen: the release may still be taken up when
-            # one polls again, so a caller reads the spare before it asks again.
-            raise TemporalUnavailable(
-                f"no virtflow worker accepted the release of {spare_id} within "
-                f"{UPDATE_ACCEPT_TIMEOUT.total_seconds():g} s; read the spare before retrying"
-            ) from err
-        except TimeoutError:
-            pass
-    return await _query_status(handle, spare_id)
-
-
-@contextlib.asynccontextmanager
-async def _ending_meanwhile(client: Client, spare_id: str, what: str) -> AsyncIterator[None]:
-    """Temporal's errors, where a spare that ended between our look and our call (the server
-    answers NOT_FOUND) is the ended spare it now is, not a missing one."""
-    try:
-        with temporal_errors(spare_id):
-            yield
-    except SpareNotFound:
-        _, run_status, _ = await _describe_spare(client, spare_id)
-        if run_status == WorkflowExecutionStatus.RUNNING:
-            raise
-        raise _ended(spare_id, run_status, what) from None
-
-
-async def _release_refused(handle: WorkflowHandle[object, object], spare_id: str) -> SpareConflict:
-    """Why the update refused, from the phase (never from the refusal's wording)."""
-    phase = (await _query_status(handle, spare_id)).phase
-    # A Ready spare refuses a release only when one was asked for already.
-    if phase in (Phase.READY, Phase.RELEASING, Phase.RELEASED):
-        return SpareConflict(
-            f"spare {spare_id} is already {phase.value}: its release was asked for before",
-            Code.ALREADY_RELEASED,
-        )
-    return SpareConflict(
-        f"spare {spare_id} is {phase.value}; it can be released once ready (cancel it to "
-        "stop it before then)",
-        Code.SPARE_NOT_READY,
-    )
-
-
-async def cancel_spare(client: Client, spare_id: str, scope: Scope = None) -> None:
-    """Cancel the workflow: it compensates (destroys what it created) before it ends."""
-    handle, run_status, task_queue = await _describe_spare(client, spare_id, scope)
-    if run_status != WorkflowExecutionStatus.RUNNING:
-        raise _ended(spare_id, run_status, "cancel")
-    await require_worker(client, task_queue)
-    if (await _query_status(handle, spare_id)).phase == Phase.RELEASED:
-        # Only its last webhooks are still going out: a cancel would cut them short.
-        raise SpareConflict(
-            f"spare {spare_id} is already released, nothing to cancel", Code.ALREADY_RELEASED
-        )
-    async with _ending_meanwhile(client, spare_id, "cancel"):
-        await handle.cancel()
