@@ -7,7 +7,8 @@ does not (an orphan's release) is the cluster its Node's name, the spare id
 `spare-<cluster>-<request_id>`, begins with. A cluster that stops answering holds up only the
 calls to it, which say which cluster and since when.
 Connection failures and 5xx are plain exceptions (Temporal retries them); other 4xx except
-404/409/429 are non-retryable ApplicationErrors typed `Kubernetes<Reason>`.
+404, 409, 410 and 429 (`_TOLERATED`: gone, exists, expired, throttled) are non-retryable
+ApplicationErrors typed `Kubernetes<Reason>`.
 """
 
 from __future__ import annotations
