@@ -32,10 +32,9 @@ from contracts.spare import (
     NODE_REGEX_ANNOTATION,
     PREPARE_SPARE,
     SpareRequest,
-    SpareStatus,
     start_search_attributes,
 )
-from contracts.warm import WARM_ANSWER_UPDATE, WarmInfo
+from contracts.warm import WARM_ANSWER_UPDATE, WarmAnswer, WarmInfo
 from placement.models import ExistingVm, Host
 from runtime.clusters import NotAllowed
 from runtime.settings import Settings
@@ -351,7 +350,10 @@ async def _start_or_find(
     with temporal_errors(workflow_id):
         try:
             if ask_warm and await _worker_polls(client, settings.task_queue):
-                warm = await _start_asking_warm(client, request, options)
+                answer = await _start_asking_warm(client, request, options)
+                if answer is not None:
+                    # The running spare answered: its memo is the one to compare.
+                    return Started(answer.request_hash, answer.warm)
             else:
                 await client.start_workflow(PREPARE_SPARE, request, **options)
         except WorkflowAlreadyStartedError:
@@ -375,22 +377,22 @@ async def _worker_polls(client: Client, task_queue: str) -> bool:
 
 async def _start_asking_warm(
     client: Client, request: SpareRequest, options: dict[str, Any]
-) -> WarmInfo | None:
+) -> WarmAnswer | None:
     """Start (or join) the spare and ask it, in the same call, whether a warm pool serves it.
 
     The spare answers once its claim is decided: in its first workflow task when no pool
     matches, once the warm spare is its own on a hit. The spare is the only judge: the worker's
-    warm pools, not the API's reading of them. Bounded: a spare that says nothing in time
-    (a busy worker) is answered as not warm, and is started all the same.
+    warm pools, not the API's reading of them. None: the spare did not answer (it ended
+    before it knew, or said nothing in time: a busy worker; it is started all the same).
     """
     start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
         PREPARE_SPARE, request, **options
     )
     try:
-        status: SpareStatus = await client.execute_update_with_start_workflow(
+        answer: WarmAnswer = await client.execute_update_with_start_workflow(
             WARM_ANSWER_UPDATE,
             start_workflow_operation=start,
-            result_type=SpareStatus,
+            result_type=WarmAnswer,
             rpc_timeout=timedelta(seconds=WARM_ANSWER_WAIT_SECONDS),
         )
     except WorkflowUpdateFailedError:
@@ -398,7 +400,7 @@ async def _start_asking_warm(
     except WorkflowUpdateRPCTimeoutOrCancelledError:
         await client.start_workflow(PREPARE_SPARE, request, **options)
         return None
-    return status.warm
+    return answer
 
 
 async def _warm_of_ended(client: Client, spare_id: str) -> WarmInfo | None:

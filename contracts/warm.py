@@ -109,6 +109,14 @@ class WarmInfo(BaseModel):
     warm_spare_id: str = Field(description="The warm spare whose VM and Node this spare took")
 
 
+class WarmAnswer(BaseModel):
+    """A request's spare's answer to `warm_answer`: how it is served, and who asked for it."""
+
+    warm: WarmInfo | None = None
+    # The request hash in the spare's memo: a POST of another body under its id is refused.
+    request_hash: str | None = None
+
+
 class ClaimInput(BaseModel):
     """A request's spare asks a pool for a warm spare its request is satisfied by."""
 

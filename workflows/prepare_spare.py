@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.ledger import CAPACITY_GRANTED_SIGNAL, Reservation, ReserveInput
     from contracts.release import RELEASE_STEP_SIGNAL, ReleaseResult
     from contracts.spare import (
+        MEMO_REQUEST_HASH,
         PREPARE_SPARE,
         REPLACEMENT_READY_SIGNAL,
         REQUEST_RELEASE_SIGNAL,
@@ -45,7 +46,7 @@ with workflow.unsafe.imports_passed_through():
         SpareStatus,
     )
     from contracts.vm import CreateVmInput, VmFacts
-    from contracts.warm import HAND_OVER_UPDATE, WARM_ANSWER_UPDATE, HandOverInput
+    from contracts.warm import HAND_OVER_UPDATE, WARM_ANSWER_UPDATE, HandOverInput, WarmAnswer
     from webhooks.events import DrainInfo, EventType
 
 
@@ -130,11 +131,12 @@ class PrepareSpare:
             raise ValueError(f"the spare is not warm (it is {phase.value})")
 
     @workflow.update(name=WARM_ANSWER_UPDATE)
-    async def warm_answer(self) -> SpareStatus:
+    async def warm_answer(self) -> WarmAnswer:
         """Answered once the spare knows whether a warm pool serves it: `warm` set (Ready
         already), or not (the usual way, which the answer does not wait for)."""
         await workflow.wait_condition(lambda: self._warm_known)
-        return self.status()
+        asked = workflow.memo_value(MEMO_REQUEST_HASH, None, type_hint=str)
+        return WarmAnswer(warm=self.status().warm, request_hash=asked)
 
     @workflow.signal(name=REQUEST_RELEASE_SIGNAL)
     def request_release(self, req: ReleaseRequest) -> None:
