@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import aiohttp
-from orchestration_runs import RELEASE_SIGNAL, spare_request, tag
+from orchestration_runs import RELEASE_SIGNAL, next_cluster, spare_request
 from orchestration_stack import BenchStack
 from temporalio.client import WorkflowHandle
 
@@ -41,7 +41,7 @@ async def admit_burst(stack: BenchStack, requests: int, connections: int) -> Adm
     against every connection whenever one frees up, so with 1,000 requests queued on 200
     connections it measured itself (about 20 requests/s), not the API."""
     run = AdmitRun(requests, connections)
-    first = spare_request(f"p{tag()}", 0)
+    first = spare_request(next_cluster(), 0)
     bodies = [
         first.model_dump(mode="json"),
         first.model_copy(update={"cpu": first.cpu * 2}).model_dump(mode="json"),

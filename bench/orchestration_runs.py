@@ -15,7 +15,7 @@ import httpx
 import psutil
 from orchestration_baseline import MINIMAL_WORKFLOW
 from orchestration_history import create_vm_latencies, percentile
-from orchestration_stack import BIG_INVENTORY, TASK_QUEUE, BenchStack
+from orchestration_stack import BENCH_CLUSTERS, BIG_INVENTORY, TASK_QUEUE, BenchStack
 from temporalio.common import WorkflowIDReusePolicy
 
 from api.spare_start import request_hash
@@ -87,6 +87,14 @@ def tag() -> str:
     return uuid.uuid4().hex[:6]
 
 
+_unused_clusters = iter(BENCH_CLUSTERS)
+
+
+def next_cluster() -> str:
+    """A registered cluster no section of this run has used yet."""
+    return next(_unused_clusters)
+
+
 def spare_request(cluster: str, i: int) -> SpareRequest:
     return SpareRequest(
         request_id=f"s{i}",
@@ -107,7 +115,7 @@ async def _finish(stack: BenchStack, spare_id: str) -> bool:
 
 async def spares_via_client(stack: BenchStack, count: int) -> Run:
     """Start with the release signal attached: prepare, Ready, release, with no polling."""
-    cluster, run = f"c{tag()}", Run(count)
+    cluster, run = next_cluster(), Run(count)
 
     async def one(i: int) -> bool:
         req = spare_request(cluster, i)
@@ -151,7 +159,7 @@ async def prepare(stack: BenchStack, req: SpareRequest) -> None:
 
 async def spares_via_api(stack: BenchStack, count: int) -> Run:
     """POST /spare/prepare for each, then the release signal; latency read from histories."""
-    cluster, run = f"a{tag()}", Run(count)
+    cluster, run = next_cluster(), Run(count)
     sent_at: dict[str, float] = {}
 
     async def one(i: int) -> bool:
@@ -188,7 +196,7 @@ async def minimal_workflows(stack: BenchStack, count: int, steps: int) -> Run:
 
 async def hold_spares(stack: BenchStack, count: int) -> tuple[str, list[str]]:
     """Start `count` spares and return once all are Ready (held until released)."""
-    cluster = f"m{tag()}"
+    cluster = next_cluster()
     requests = [spare_request(cluster, i) for i in range(count)]
     await asyncio.gather(
         *(

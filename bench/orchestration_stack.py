@@ -28,6 +28,7 @@ from api.app import create_app
 from cli.dev import TemporalDevServer, free_ports
 from lab.hypervisor import LabHypervisor
 from lab.stack import LabStack
+from runtime.clusters import ClusterConfig
 from runtime.settings import Settings
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
@@ -146,7 +147,10 @@ def worker_config(settings: Settings, receiver_url: str, secret: str) -> dict[st
         "task_queue": settings.task_queue,
         "state_dir": str(settings.state_dir),
         "inventories": settings.inventories,
-        "kubeconfig": str(settings.kubeconfig),
+        "clusters": {
+            name: {"kubeconfig": str(cluster.kubeconfig)}
+            for name, cluster in settings.clusters.items()
+        },
         "provisioner": settings.provisioner,
         "hypervisor_api_url": settings.hypervisor_api_url,
         "ansible_extravars": settings.ansible_extravars,
@@ -159,6 +163,11 @@ def _server_process() -> psutil.Process:
         if child.name() == "temporal":
             return child
     raise RuntimeError("the Temporal dev server process was not found")
+
+
+# Each section's spares belong to a cluster of their own (a section finds its spares by
+# cluster), and a spare's cluster must be registered: the bench registers these, all the lab's.
+BENCH_CLUSTERS = tuple(f"bench-{i}" for i in range(24))
 
 
 @contextlib.asynccontextmanager
@@ -197,7 +206,10 @@ async def bench_stack(
                     BIG_INVENTORY: f"{lab.hypervisor_url}/inventory",
                     TIGHT_INVENTORY: f"{tight.url}/inventory",
                 },
-                "kubeconfig": lab.kubeconfig,
+                "kubeconfig": None,
+                "clusters": {
+                    name: ClusterConfig(kubeconfig=lab.kubeconfig) for name in BENCH_CLUSTERS
+                },
                 "hypervisor_api_url": lab.hypervisor_url,
                 "ansible_extravars": {"lab_hypervisor_url": lab.hypervisor_url},
             }

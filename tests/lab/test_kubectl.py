@@ -79,7 +79,7 @@ async def dev_lab(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Dev
 
         async def ready() -> None:
             status = (await api.get(f"/spare/{spare_id}")).json()
-            assert status["phase"] == "ready", status
+            assert status.get("phase") == "ready", status
 
         await assert_eventually(ready, timeout=120)
         # The spare's id is its VM's and its Node's name.

@@ -22,7 +22,9 @@ from temporalio.client import Client
 from api.codec_server import create_codec_app
 from api.spare_start import start_spare
 from lab.hypervisor import load_inventory_file
+from runtime.clusters import ClusterConfig
 from runtime.encryption import EncryptionCodec, data_converter
+from runtime.settings import Settings
 from tests.helpers import assert_eventually
 from tests.known_secrets import PAYLOAD_KEY
 from tests.runtime.encrypted_echo import Note
@@ -62,14 +64,28 @@ def chromium() -> Path:
 async def stack(client: Client, task_queue: str, tmp_path: Path) -> AsyncIterator[Stack]:
     doc = load_inventory_file(LAB_INVENTORY)
     # The UI is under test, not the VM's making: the lab hypervisor's API, not the playbook.
-    async with running_stack(client, task_queue, tmp_path, doc, provisioner="http") as s:
+    async with running_stack(
+        client, task_queue, tmp_path, doc, configure=_with_ui_cluster, provisioner="http"
+    ) as s:
         yield s
+
+
+# A cluster of the test's own, so the UI's search by cluster finds this test's spare alone;
+# registered like any other, on the lab's API.
+UI_CLUSTER = f"ui{uuid.uuid4().hex[:6]}"
+
+
+def _with_ui_cluster(settings: Settings) -> Settings:
+    lab = ClusterConfig(kubeconfig=settings.kubeconfig)
+    return settings.model_copy(
+        update={"kubeconfig": None, "clusters": {"lab": lab, UI_CLUSTER: lab}}
+    )
 
 
 async def test_the_ui_shows_a_finished_spares_summary_and_search_attributes(
     stack: Stack, chromium: Path, temporal_ui_port: int
 ) -> None:
-    cluster = f"ui{uuid.uuid4().hex[:6]}"
+    cluster = UI_CLUSTER
     request = stack.request(cluster=cluster, pool="general", ttl_seconds=1)
     settings = stack.settings.model_copy(
         update={
