@@ -129,7 +129,16 @@ def test_every_module_argument_is_a_documented_option(collections: tuple[Path, b
         for path in VARIANTS
         for call in _module_calls(yaml.safe_load(path.read_text()))
     ]
-    assert len(calls) >= 10  # the walk found the module calls, nested blocks included
+    # The walk found the module calls, nested blocks included (the Proxmox variant makes its
+    # checked calls through the API, so eight module calls are left, some inside blocks).
+    top_level = [
+        task
+        for path in VARIANTS
+        for task in yaml.safe_load(path.read_text())
+        if set(task) & {*MODULES, *OWN_MODULES}
+    ]
+    assert len(calls) >= 8
+    assert len(calls) > len(top_level)
     unknown = [
         f"{file}: {task}: {module} has no option {sorted(args - accepted[module])}"
         for file, task, module, args in calls
