@@ -1,11 +1,12 @@
 """Provisioning activities: the real ansible-runner runs the real playbooks against a started
-lab hypervisor, through Temporal's ActivityEnvironment. Each run costs ~2 s: nine in all.
+lab hypervisor, through Temporal's ActivityEnvironment. Each run costs ~2 s: twelve in all.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -152,6 +153,41 @@ async def test_transient_failure_is_retryable(
     assert caught.value.type == "ProvisioningTransient"
     assert not caught.value.non_retryable
     assert "answered 500: hypervisor busy, try later" in caught.value.message
+
+
+async def test_describe_reports_an_absent_vm_as_none(
+    activities: ProvisioningActivities,
+) -> None:
+    described = await ActivityEnvironment().run(
+        activities.describe_vm, DescribeVmInput(name="spare-never-made")
+    )
+    assert described is None
+
+
+async def test_a_lab_hypervisor_that_does_not_answer_is_transient_for_every_call(
+    artifacts: Path,
+) -> None:
+    with socket.socket() as closed:  # a port nobody listens on once it is closed
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    activities = ProvisioningActivities(
+        AnsibleProvisioner(
+            playbook_dir=REPO / "playbooks",
+            hypervisor="lab",
+            extravars={"lab_hypervisor_url": f"http://127.0.0.1:{port}"},
+            artifacts_root=artifacts,
+        )
+    )
+    calls: list[tuple[Any, Any]] = [
+        (activities.describe_vm, DescribeVmInput(name="spare-6")),
+        (activities.destroy_vm, DestroyVmInput(name="spare-6", host="bm-1")),
+    ]
+    for call, given in calls:
+        with pytest.raises(ApplicationError) as caught:
+            await ActivityEnvironment().run(call, given)
+        assert caught.value.type == "ProvisioningTransient"
+        assert not caught.value.non_retryable
+        assert f"127.0.0.1:{port} answered -1" in caught.value.message
 
 
 async def test_cancellation_stops_the_playbook_and_only_its_own(
