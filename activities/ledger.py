@@ -15,6 +15,13 @@ from temporalio.client import Client, WithStartWorkflowOperation, WorkflowExecut
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
+from contracts.booking import (
+    READY_TIMES_QUERY,
+    BookingLeadInput,
+    BookingLeadResult,
+    LeadPolicy,
+    template_key,
+)
 from contracts.ledger import (
     FREE_UPDATE,
     INVENTORY_LEDGER,
@@ -75,6 +82,22 @@ async def ledger_reservations(
     return reservations
 
 
+async def booking_lead(
+    client: Client, policy: LeadPolicy, inventory: str, template: str | None
+) -> BookingLeadResult:
+    """How long before its window a booking's spare is made: from the create-to-Ready times
+    the inventory's ledger keeps for the template (none yet: the policy's default)."""
+    try:
+        times: list[float] = await client.get_workflow_handle(ledger_workflow_id(inventory)).query(
+            READY_TIMES_QUERY, template_key(template), result_type=list[float]
+        )
+    except RPCError as err:
+        if err.status != RPCStatusCode.NOT_FOUND:
+            raise
+        times = []
+    return BookingLeadResult(lead_seconds=policy.lead(times), measured=len(times))
+
+
 async def reserve_group(client: Client, inp: ReserveGroupInput) -> ReserveGroupResult:
     """Reserve every member in one ledger update, or none (called by the API before it starts
     the members, which then find their reservations: the ledger is idempotent per spare)."""
@@ -107,8 +130,14 @@ async def free_group(client: Client, inp: ReserveGroupInput) -> None:
 
 
 class LedgerActivities:
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, lead: LeadPolicy | None = None) -> None:
         self._client = client
+        self._lead = lead or LeadPolicy()
+
+    @activity.defn
+    async def booking_lead(self, inp: BookingLeadInput) -> BookingLeadResult:
+        """The lead of a booking started without the API (the CLI, `temporal workflow start`)."""
+        return await booking_lead(self._client, self._lead, inp.inventory, inp.template)
 
     def _start(self, inp: ReserveInput | FreeInput | TransferInput) -> WithStartWorkflowOperation:
         return ledger_start(inp)

@@ -32,6 +32,8 @@ class Code(StrEnum):
     NO_MATCHING_HOST = "no_matching_host"
     NEAR_UNKNOWN = "near_unknown"
     INVALID_PAGE_TOKEN = "invalid_page_token"
+    WINDOW_STARTED = "window_started"
+    WINDOW_TOO_FAR = "window_too_far"
     # 404 and 409: the spare or task as it stands
     SPARE_NOT_FOUND = "spare_not_found"
     WARM_POOL_NOT_FOUND = "warm_pool_not_found"
@@ -83,10 +85,14 @@ class NoCapacity(ApiError):
 
     code = Code.NO_CAPACITY
 
-    def __init__(self, message: str, requested: int, placeable: int) -> None:
+    def __init__(
+        self, message: str, requested: int, placeable: int, held_by: list[str] | None = None
+    ) -> None:
         super().__init__(message)
         self.requested = requested
         self.placeable = placeable
+        # A booking's window: the reservations (bookings among them) holding the room then.
+        self.held_by = held_by
 
 
 class OverBudget(ApiError):

@@ -57,6 +57,8 @@ PROBLEMS: dict[Code, tuple[int, str]] = {
     Code.NO_MATCHING_HOST: (422, "No host matches the selector"),
     Code.NEAR_UNKNOWN: (422, "The VM or Node that `near` names is not in the inventory"),
     Code.INVALID_PAGE_TOKEN: (422, "Invalid page token"),
+    Code.WINDOW_STARTED: (422, "The booking's window starts in the past"),
+    Code.WINDOW_TOO_FAR: (422, "The booking's window starts beyond the booking horizon"),
     Code.TEMPORAL_ERROR: (502, "Temporal answered with an error"),
     Code.TEMPORAL_UNAVAILABLE: (503, "Temporal unavailable"),
     Code.INVENTORY_UNAVAILABLE: (503, "Inventory unavailable"),
@@ -86,6 +88,11 @@ class Problem(BaseModel):
     requested: int | None = Field(default=None, description="no_capacity: spares asked for")
     placeable: int | None = Field(
         default=None, description="no_capacity: how many of them could be placed now"
+    )
+    held_by: list[str] | None = Field(
+        default=None,
+        description="no_capacity of a booking: the spares (bookings among them) holding the "
+        "room in its window",
     )
     inventories: dict[str, str] | None = Field(
         default=None, description="inventory_unavailable: inventory -> why it is unreadable"
@@ -159,7 +166,12 @@ def install_problem_handlers(app: FastAPI) -> None:
             return field_problem([field], path, err.code)
         if isinstance(err, NoCapacity):
             return problem(
-                err.code, str(err), path, requested=err.requested, placeable=err.placeable
+                err.code,
+                str(err),
+                path,
+                requested=err.requested,
+                placeable=err.placeable,
+                held_by=err.held_by,
             )
         if isinstance(err, OverBudget):
             return problem(err.code, str(err), path, budget=err.budget, in_use=err.in_use)

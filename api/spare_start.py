@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
@@ -25,12 +25,14 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.ledger import free_group, reserve_group
-from contracts.ledger import GroupMember, ReserveGroupInput
+from activities.ledger import booking_lead, free_group, reserve_group
+from contracts.booking import BookingInfo, Window
+from contracts.ledger import GroupMember, Hold, ReserveGroupInput
 from contracts.spare import (
     MEMO_REQUEST_HASH,
     NODE_REGEX_ANNOTATION,
     PREPARE_SPARE,
+    Phase,
     SpareRequest,
     start_search_attributes,
 )
@@ -63,6 +65,12 @@ class PrepareAccepted(BaseModel):
     warm: WarmInfo | None = Field(
         default=None,
         description="Set when the spare took a warm pool's Ready spare: it is Ready already",
+    )
+    phase: Phase | None = Field(
+        default=None, description="A booking: `booked` (its room is held for its window)"
+    )
+    booking: BookingInfo | None = Field(
+        default=None, description="A booking: its window, its lead and when its spare is made"
     )
 
 
@@ -217,6 +225,8 @@ async def start_spares(
     before a new member starts.
     """
     members = body.members()
+    if body.window is not None:
+        return await book_spares(client, settings, body, members, admission)
     if len(members) == 1:
         return await start_spare(client, settings, members[0], admission)
     await check_request(settings, members[0], admission)
@@ -243,16 +253,89 @@ async def start_spares(
     )
 
 
+def check_window(settings: Settings, window: Window, now: datetime) -> None:
+    """A booking's window starts in the future, within the booking horizon (422 otherwise)."""
+    where = ("window", "start")
+    if window.start <= now:
+        raise InvalidInput(
+            "window.start",
+            f"{window.start.isoformat()} is not in the future (now {now.isoformat()})",
+            Code.WINDOW_STARTED,
+            path=where,
+        )
+    horizon = now + timedelta(days=settings.booking_horizon_days)
+    if window.start > horizon:
+        raise InvalidInput(
+            "window.start",
+            f"{window.start.isoformat()} is more than {settings.booking_horizon_days} days "
+            "ahead (booking_horizon_days)",
+            Code.WINDOW_TOO_FAR,
+            path=where,
+        )
+
+
+async def book_spares(
+    client: Client,
+    settings: Settings,
+    body: PrepareBody,
+    members: list[SpareRequest],
+    admission: Admission | None = None,
+) -> PrepareAccepted:
+    """A booking (`window`), answered at once: its room held from its lead start to its
+    window's end (202, phase `booked`), or 409 `no_capacity` naming the spares that hold the
+    room then. Idempotent as a whole, like any request: the same body finds its spares."""
+    assert body.window is not None
+    check_window(settings, body.window, datetime.now(UTC))
+    first = members[0]
+    await check_request(settings, first, admission)
+    digest = (
+        request_hash(first)
+        if len(members) == 1
+        else hashlib.sha256(body.model_dump_json().encode()).hexdigest()
+    )
+    await require_worker(client, settings.task_queue)
+    with temporal_errors(first.spare_id):
+        lead = await booking_lead(client, settings.booking_lead, first.inventory, first.template)
+    hold = body.window.hold(lead.lead_seconds)
+    started_before = await _already_started(client, first, digest)
+    group = None if started_before else await _reserve_all(client, settings, members, hold)
+    try:
+        started = await asyncio.gather(
+            *(_start_one(client, settings, m, digest, f" ({i + 1}/{len(members)})", admission)
+              for i, m in enumerate(members))
+        )  # fmt: skip
+    except Exception:
+        if group is not None:
+            await free_group(client, group)
+        raise
+    assert hold.start is not None
+    return PrepareAccepted(
+        spare_id=started[0].spare_id,
+        workflow_id=started[0].workflow_id,
+        ui_url=started[0].ui_url,
+        spares=[s.spare_id for s in started],
+        phase=Phase.BOOKED,
+        booking=BookingInfo(
+            window=body.window,
+            lead_seconds=lead.lead_seconds,
+            lead_start=hold.start,
+            measured=lead.measured,
+        ),
+    )
+
+
 async def _reserve_all(
-    client: Client, settings: Settings, members: list[SpareRequest]
+    client: Client, settings: Settings, members: list[SpareRequest], hold: Hold | None = None
 ) -> ReserveGroupInput:
-    """All members' hosts in one ledger update, or 409 `no_capacity` and nothing reserved."""
+    """All members' hosts in one ledger update, or 409 `no_capacity` and nothing reserved.
+    With `hold` (a booking), over that time only."""
     first = members[0]
     group = ReserveGroupInput(
         task_queue=settings.task_queue,
         inventory=first.inventory,
         members=[
-            GroupMember(spare_id=m.spare_id, request=m.vm_request(m.spare_id)) for m in members
+            GroupMember(spare_id=m.spare_id, request=m.vm_request(m.spare_id), hold=hold)
+            for m in members
         ],
         timeouts=first.timeouts,
     )
@@ -260,6 +343,14 @@ async def _reserve_all(
     await require_worker(client, settings.task_queue)
     with temporal_errors(first.spare_id):
         result = await reserve_group(client, group)
+    if result.status != "reserved" and hold is not None:
+        raise NoCapacity(
+            f"{result.placeable} of {len(members)} spares can be booked for "
+            f"{hold.describe()}: {result.reason}. Nothing was reserved",
+            requested=len(members),
+            placeable=result.placeable,
+            held_by=result.held_by,
+        )
     if result.status != "reserved":
         raise NoCapacity(
             f"{result.placeable} of {len(members)} spares can be placed now, not all of them: "

@@ -15,6 +15,7 @@ from contracts.spare import Phase, SpareRequest
 from virtflow_client.api.spares import cancel_spare, prepare_spare, release_spare
 from virtflow_client.api.spares import list_spares as list_spares_op
 from virtflow_client.models import (
+    BookingInfo,
     CancelAccepted,
     PrepareAccepted,
     PrepareBody,
@@ -48,9 +49,22 @@ def prepare(
         list[str] | None, typer.Option("--receiver", help="Configured receiver (repeatable)")
     ] = None,
     no_wait: Annotated[bool, typer.Option("--no-wait", help="Start and return")] = False,
+    window_start: Annotated[
+        str | None,
+        typer.Option(help="Book: Ready at this RFC 3339 time (with --window-end)"),
+    ] = None,
+    window_end: Annotated[
+        str | None, typer.Option(help="Book: held until this RFC 3339 time, then released")
+    ] = None,
 ) -> None:
-    """Ask the API for a spare and follow it until Ready (exit 0) or failure (exit 1)."""
+    """Ask the API for a spare and follow it until Ready (exit 0) or failure (exit 1).
+
+    With a window: book it, print when its spare will be made, and return."""
     body: dict[str, Any] = read_json(file) if file else {}
+    if (window_start is None) != (window_end is None):
+        fail("bad request: --window-start and --window-end go together", EXIT_BAD_INPUT)
+    if window_start is not None:
+        body["window"] = {"start": window_start, "end": window_end}
     options = {
         "cluster": cluster,
         "request_id": request_id,
@@ -78,6 +92,13 @@ def prepare(
             client=client, body=PrepareBody.from_dict(body)
         )
         accepted = answer(response, PrepareAccepted)
+        if isinstance(accepted.booking, BookingInfo):
+            console.print(
+                f"spare [bold]{accepted.spare_id}[/] booked: made at "
+                f"{accepted.booking.lead_start.isoformat()} (lead "
+                f"{accepted.booking.lead_seconds} s): {accepted.ui_url}"
+            )
+            return 0
         console.print(f"spare [bold]{accepted.spare_id}[/] started: {accepted.ui_url}")
         if no_wait:
             return 0

@@ -94,6 +94,8 @@ class LedgerState(BaseModel):
     seq: int = 0
     # Set by the spare that starts the ledger; bounds the ledger's own placement calls.
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+    # Recent create-to-Ready times by template (contracts/booking.py): bookings' leads.
+    ready_times: dict[str, list[float]] = Field(default_factory=dict)
 
 
 class ReserveInput(BaseModel):

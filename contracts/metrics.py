@@ -26,6 +26,10 @@ SPARE_UNHEALTHY = "virtflow_spare_unhealthy"
 # visibility by the census: the precise "stuck releasing" signal.
 RELEASES_OVERDUE = "virtflow_releases_overdue"
 
+# Bookings by outcome: booked, ready in time, or a missed start (Ready after the window
+# opened, or failed before it).
+BOOKINGS = "virtflow_bookings"
+
 # Spares per phase now, counted in Temporal visibility (worker/spare_census.py): right however
 # many workers run or restart, unlike counters kept by each worker.
 SPARES = "virtflow_spares"
@@ -44,6 +48,7 @@ ALL = (
     LEDGER_WAITERS,
     SPARE_UNHEALTHY,
     RELEASES_OVERDUE,
+    BOOKINGS,
     SPARES,
 )
 
@@ -69,6 +74,11 @@ def spare_ready(meter: MetricMeter, elapsed: timedelta) -> None:
     meter.create_histogram_timedelta(
         TIME_TO_READY, "From the request to a Ready node", unit="s"
     ).record(elapsed)
+
+
+def booking(meter: MetricMeter, outcome: str) -> None:
+    """outcome: booked, ready_in_time or missed_start."""
+    meter.create_counter(BOOKINGS, "Bookings by outcome").add(1, {"outcome": outcome})
 
 
 def placement_done(meter: MetricMeter, elapsed: timedelta, outcome: str) -> None:

@@ -4,15 +4,16 @@ and the builders that turn a request into what the ledger and the provisioner ta
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
+from contracts.booking import BookingInfo, Window
 from contracts.drain import DrainNodeResult, DrainPolicy
-from contracts.ledger import Reservation
+from contracts.ledger import Hold, Reservation
 from placement.models import (
     LabelMap,
     Near,
@@ -90,6 +91,8 @@ class Phase(StrEnum):
     WARM = "warm"
     # A warm spare claimed by a request: the request's spare owns its VM and Node now.
     HANDED_OVER = "handed_over"
+    # A booking: its room is held, its spare is made at the lead start.
+    BOOKED = "booked"
 
 
 class SpareRequest(VmShape):
@@ -150,6 +153,9 @@ class SpareRequest(VmShape):
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
     # Set by a warm pool on its own spares only: Ready, the spare waits tainted to be claimed.
     warm_pool: str | None = Field(default=None, max_length=63, pattern=LABEL_VALUE)
+    # A booking: Ready when the window starts, held until it ends (then `ttl_seconds` is not
+    # used); its room is held from the lead start. Never served by a warm pool.
+    window: Window | None = None
 
     @field_validator("cluster")
     @classmethod
@@ -222,6 +228,20 @@ class SpareRequest(VmShape):
             vmid_regex=self.vmid_regex or self.annotations.get(VMID_REGEX_ANNOTATION),
             **self.shape(),
         )
+
+    def hold(self, now: datetime, lead_seconds: int = 0) -> Hold:
+        """When the spare holds its room: a booking from its lead start to its window's end;
+        an ordinary spare until its TTL can have ended (its creation, readiness and drain
+        bounded by their timeouts, then the TTL)."""
+        if self.window is not None:
+            return self.window.hold(lead_seconds)
+        longest = (
+            self.create_timeout_seconds
+            + self.ready_timeout_seconds
+            + self.ttl_seconds
+            + self.drain_timeout_seconds
+        )
+        return Hold(end=now + timedelta(seconds=longest))
 
     def vm_spec(self, spare_id: str, reservation: Reservation) -> VmSpec:
         """What the provisioner creates, on the host and with the VM id the ledger reserved."""
@@ -309,6 +329,8 @@ class SpareStatus(BaseModel):
     warm: WarmInfo | None = None
     # A warm spare claimed by a request: that request's spare.
     handed_to: str | None = None
+    # A booking: its window, its lead and when its spare is made.
+    booking: BookingInfo | None = None
 
 
 class ReplacementReady(BaseModel):

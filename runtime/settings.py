@@ -32,6 +32,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from contracts.booking import LeadPolicy
 from contracts.common import TASK_QUEUE
 from contracts.drain import DrainPolicy
 from contracts.warm import WarmPoolSpec
@@ -232,6 +233,16 @@ class Settings(BaseSettings):
     when a VM template has user data."""
     gitlab_poll_seconds: float = Field(default=5.0, gt=0)
     """How often a running pipeline's status is read."""
+
+    booking_horizon_days: int = Field(default=30, ge=1, le=366)
+    """How far ahead a booking's window may start (a request's `window`)."""
+    booking_lead_default_seconds: int = Field(default=900, ge=0)
+    """How long before its window a booking's spare is made while the inventory has no
+    create-to-Ready time of the template measured yet."""
+    booking_lead_floor_seconds: int = Field(default=60, ge=0)
+    """The shortest lead: a booking's spare is never made later than this before its window."""
+    booking_lead_margin_seconds: int = Field(default=120, ge=0)
+    """Added to the p90 of the recent create-to-Ready times to make a booking's lead."""
 
     warm_pools: list[WarmPoolSpec] = Field(default_factory=list)
     """Spares kept Ready ahead of demand (`VIRTFLOW_WARM_POOLS` as JSON): each `{name, cluster,
@@ -511,6 +522,14 @@ class Settings(BaseSettings):
             body_seconds=self.http_body_timeout_seconds,
             keep_alive_seconds=self.http_keep_alive_seconds,
             max_connections=self.http_max_connections,
+        )
+
+    @property
+    def booking_lead(self) -> LeadPolicy:
+        return LeadPolicy(
+            default_seconds=self.booking_lead_default_seconds,
+            floor_seconds=self.booking_lead_floor_seconds,
+            margin_seconds=self.booking_lead_margin_seconds,
         )
 
     @property

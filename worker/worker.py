@@ -159,7 +159,7 @@ def build_activities(
         clusters=settings.cluster_registry,
     )
     event_bus = EventBusActivities(bus)
-    ledger = LedgerActivities(client)
+    ledger = LedgerActivities(client, settings.booking_lead)
     hosts = HostActivities(inventories)
     reconcile = ReconcileActivities(client, inventories)
     spare_ids = SpareIdActivities(client)
@@ -175,6 +175,7 @@ def build_activities(
         placement.place_vms,
         ledger.reserve_capacity,
         ledger.free_capacity,
+        ledger.booking_lead,
         ledger.transfer_capacity,
         ledger.spare_runs,
         warm.warm_candidates,
@@ -210,6 +211,7 @@ def build_activities(
 # constants and stateless deterministic helpers belong here; a workflow's own module must not.
 SANDBOX_PASSTHROUGH = (
     "contracts",
+    "workflows.booking",
     "workflows.event_shapes",
     "workflows.held_spare",
     "workflows.hold",

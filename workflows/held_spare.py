@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -85,8 +85,11 @@ class HeldSpare:
         notifier: Notifier,
         release: Callable[[], ReleaseRequest | None],
         show: Callable[[str], None],
+        ends: tuple[datetime, str] | None = None,
     ) -> None:
         self.req = req
+        # A booking's hold ends at its window's end (and says so), not after its TTL.
+        self._ends = ends
         self.status = status
         self.notifier = notifier
         self._release = release
@@ -107,11 +110,14 @@ class HeldSpare:
         """Until released, the TTL expires or a replacement took over: the release reason."""
         req = self.req
         deadline = workflow.now() + timedelta(seconds=req.ttl_seconds)
+        expired = f"TTL of {req.ttl_seconds} s expired"
+        if self._ends is not None:
+            deadline, expired = self._ends
         until = "unhealthy"
         while True:
             remaining = (deadline - workflow.now()).total_seconds()
             if remaining <= 0:
-                return f"TTL of {req.ttl_seconds} s expired"
+                return expired
             watch = asyncio.ensure_future(self._watch_node(until, remaining))
             self._watches = [w for w in self._watches if not w.done()] + [watch]
             try:

@@ -20,6 +20,12 @@ with workflow.unsafe.imports_passed_through():
     from activities.placement import PlacementActivities
     from activities.warm_pools import WarmActivities
     from contracts import metrics
+    from contracts.booking import (
+        READY_TIME_SIGNAL,
+        READY_TIMES_KEPT,
+        READY_TIMES_QUERY,
+        ReadyTime,
+    )
     from contracts.failures import Failure
     from contracts.ledger import (
         CAPACITY_GRANTED_SIGNAL,
@@ -103,6 +109,16 @@ class InventoryLedger:
     @workflow.query(name=RESERVATIONS_QUERY)
     def reservations(self) -> list[Reservation]:
         return list(self._state.reservations.values())
+
+    @workflow.query(name=READY_TIMES_QUERY)
+    def ready_times(self, template: str) -> list[float]:
+        return list(self._state.ready_times.get(template, []))
+
+    @workflow.signal(name=READY_TIME_SIGNAL)
+    def ready_time(self, measured: ReadyTime) -> None:
+        """A spare of this inventory became Ready: its time feeds the leads of bookings."""
+        kept = [*self._state.ready_times.get(measured.template, []), measured.seconds]
+        self._state.ready_times[measured.template] = kept[-READY_TIMES_KEPT:]
 
     @workflow.query(name=WAITERS_QUERY)
     def waiters(self) -> list[Waiter]:

@@ -3,11 +3,13 @@
 validate -> reserve -> create VM -> wait Ready -> notify ready -> hold -> release -> notify.
 On failure or cancellation after any step the work done so far is undone in reverse
 (release the VM and Node if creation was attempted, free the reservation) and
-`spare.failed` tells the receivers why.
+`spare.failed` tells the receivers why. A booking (a request with a window) reserves its room
+for its window, sleeps until its lead start, and is held until its window ends.
 
 The lifecycle is this module; its collaborators each carry one concern: `Progress` (status,
 search attributes, details), `Notifier` (the events), `WarmClaim` (taking a warm spare
-instead of making one), `HeldSpare` (the hold), `spare_release` (the release child).
+instead of making one), `Booking` (a window's lead and end), `HeldSpare` (the hold),
+`spare_release` (the release child).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
 
 
 from . import step_failure
+from .booking import Booking, tell_ready_time
 from .event_shapes import drain_info, released_detail, topology_info
 from .held_spare import HeldSpare, tell_replaced
 from .ledger_calls import free_reservation, reserve
@@ -86,6 +89,7 @@ class PrepareSpare:
         self._handed_to: str | None = None
         # Whether a warm pool serves this request is known (a claim answered, or none asked).
         self._warm_known = False
+        self._booking: Booking | None = None
 
     # --- messages -------------------------------------------------------------------------
 
@@ -194,6 +198,8 @@ class PrepareSpare:
             spare_id, req.cluster, req.pool, on_change=self._receivers_changed
         )
         self._warm = WarmClaim(spare_id, req, self._progress, self._notifier)
+        if req.window is not None:
+            self._booking = Booking(req, req.window, self._progress)
         self._progress.enter(Phase.VALIDATING, "checking receivers")
         await refuse_a_used_id(spare_id, self._progress)
         try:
@@ -202,6 +208,8 @@ class PrepareSpare:
             ending = step_failure.ending(err)
             if ending is None:
                 raise
+            if self._booking is not None and self._vm is None:
+                self._booking.failed_before_start()
             await self._compensate(spare_id, req, ending.reason, ending.phase)
             await self._notifier.drain()
             if ending.kind is None:
@@ -215,7 +223,8 @@ class PrepareSpare:
         """Everything compensation may have to undo: from the configuration to the hold's end.
         Answers the VM and why the hold ended."""
         pools = await self._look_up_configuration(req)
-        claim = await self._warm.claim(pools)
+        # A warm pool never serves a booking: its room is held for its window already.
+        claim = await self._warm.claim(pools) if self._booking is None else None
         if claim is not None:
             self._vm_attempted = True  # from here a failure or cancel releases the VM
             self._reservation, self._vm = await self._warm.take(claim)
@@ -228,8 +237,11 @@ class PrepareSpare:
         if req.warm_pool is not None:
             await become_warm(req.warm_pool, self._progress, self._reservation, vm)
         else:
-            self._progress.enter(Phase.READY, "ready; held until released or the TTL expires")
+            until = "its window ends" if self._booking is not None else "the TTL expires"
+            self._progress.enter(Phase.READY, f"ready; held until released or {until}")
             self._notifier.send(EventType.READY, host=vm.host, vm=vm)
+            if self._booking is not None:
+                self._booking.ready()
         if req.replaces:
             await tell_replaced(req.replaces, spare_id, vm.host)
         return vm, await self._hold(req)
@@ -244,8 +256,11 @@ class PrepareSpare:
         self._notifier.send(
             EventType.RESERVED, host=reservation.host, topology=topology_info(reservation)
         )
+        if self._booking is not None:
+            await self._booking.wait_for_lead_start(reservation)
 
         self._progress.enter(Phase.CREATING_VM, f"creating {spare_id} on {reservation.host}")
+        created_at = workflow.now()
         self._vm_attempted = True
         vm = self._vm = await self._create_vm(spare_id, req, reservation)
         status.vm = vm
@@ -253,6 +268,7 @@ class PrepareSpare:
         self._notifier.send(EventType.VM_CREATED, host=vm.host, vm=vm)
 
         await wait_ready(spare_id, req, self._progress)
+        await tell_ready_time(req, created_at)
 
     async def _end_handed_over(self, spare_id: str, vm: VmFacts, reason: str) -> SpareResult:
         """The claiming spare owns the VM, the Node and the reservation now."""
@@ -337,19 +353,25 @@ class PrepareSpare:
 
     async def _reserve(self, spare_id: str, req: SpareRequest) -> Reservation:
         self._progress.enter(Phase.RESERVING, "asking the ledger for a host")
+        booking = self._booking
+        hold = await booking.hold() if booking is not None else req.hold(workflow.now())
         result = await reserve(
             ReserveInput(
                 inventory=req.inventory,
                 task_queue=workflow.info().task_queue,
                 request=req.vm_request(spare_id),
-                wait_for_capacity=req.wait_for_capacity,
+                # A booking is answered at once: held for its window, or refused.
+                wait_for_capacity=req.wait_for_capacity and booking is None,
                 priority=req.priority,
                 timeouts=req.timeouts,
                 warm_pool=req.warm_pool,
+                hold=hold,
             )
         )
         if result.status == "reserved" and result.reservation is not None:
             return result.reservation
+        if booking is not None:
+            raise StepFailed(f"no_capacity: {result.reason}", "NoCapacity")
         self._progress.enter(
             Phase.WAITING_CAPACITY,
             f"no room yet ({result.reason}); waiting up to {req.capacity_deadline_seconds} s",
@@ -389,7 +411,12 @@ class PrepareSpare:
             return self._release.reason  # asked for before Ready: nothing to wait for
         progress = self._progress
         self._held = HeldSpare(
-            req, progress.status, self._notifier, lambda: self._release, progress.show
+            req,
+            progress.status,
+            self._notifier,
+            lambda: self._release,
+            progress.show,
+            ends=self._booking.ends if self._booking is not None else None,
         )
         return await self._held.hold()
 

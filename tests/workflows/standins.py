@@ -21,6 +21,7 @@ from activities.notify import NotifyActivities
 from activities.provisioning import ProvisioningActivities
 from activities.spare_ids import SpareIdActivities
 from activities.warm_pools import WarmActivities
+from contracts.booking import BookingLeadInput, BookingLeadResult
 from contracts.drain import DrainNodeInput, DrainNodeResult
 from contracts.kubernetes import (
     CheckNodeReadyInput,
@@ -28,7 +29,7 @@ from contracts.kubernetes import (
     NodeReadyResult,
     WaitNodeReadyInput,
 )
-from contracts.ledger import FreeInput, FreeResult, Reservation, ReserveInput, ReserveResult
+from contracts.ledger import FreeInput, FreeResult, Hold, Reservation, ReserveInput, ReserveResult
 from contracts.notify import PlanNotificationsInput, PlanNotificationsResult
 from contracts.spare_ids import EarlierRunInput, EarlierRunResult
 from contracts.vm import CreateVmInput, DestroyVmInput, VmFacts
@@ -59,6 +60,9 @@ class StandIns:
     # The destroy's refusals, one per call, first to last ("!" first: for good), then success.
     destroy_refusals: list[str] = field(default_factory=list)
     calls: list[tuple[str, str]] = field(default_factory=list)
+    # A booking's lead, and the hold each reservation was asked for.
+    lead_seconds: int = 600
+    holds: dict[str, Hold | None] = field(default_factory=dict)
 
     def asked(self, name: str) -> list[str]:
         return [subject for called, subject in self.calls if called == name]
@@ -84,8 +88,16 @@ class StandIns:
             self.calls.append(("reserve_capacity", inp.spare_id))
             if self.reserve != "reserved":
                 return ReserveResult(status=self.reserve, reason="no room on any host")
-            reservation = Reservation.of(inp.request, self.host, 101, spare_id=inp.spare_id)
+            self.holds[inp.spare_id] = inp.hold
+            reservation = Reservation.of(
+                inp.request, self.host, 101, spare_id=inp.spare_id, hold=inp.hold
+            )
             return ReserveResult(status="reserved", reservation=reservation)
+
+        @standin(LedgerActivities.booking_lead)
+        async def booking_lead(inp: BookingLeadInput) -> BookingLeadResult:
+            self.calls.append(("booking_lead", inp.inventory))
+            return BookingLeadResult(lead_seconds=self.lead_seconds)
 
         @standin(LedgerActivities.free_capacity)
         async def free_capacity(inp: FreeInput) -> FreeResult:
@@ -155,6 +167,7 @@ class StandIns:
             earlier_run,
             warm_candidates,
             reserve_capacity,
+            booking_lead,
             free_capacity,
             create_vm,
             destroy_vm,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from temporalio import workflow
 
-from contracts import ledger, release, schedule_host, spare, warm
+from contracts import booking, ledger, release, schedule_host, spare, warm
 from contracts.reconcile import RECONCILE_SPARES
 from workflows.ledger import InventoryLedger
 from workflows.prepare_spare import PrepareSpare
@@ -31,14 +31,14 @@ CASES = [
     (
         InventoryLedger,
         ledger.INVENTORY_LEDGER,
-        {ledger.RESERVATIONS_QUERY, ledger.WAITERS_QUERY},
+        {ledger.RESERVATIONS_QUERY, ledger.WAITERS_QUERY, booking.READY_TIMES_QUERY},
         {
             ledger.RESERVE_UPDATE,
             ledger.RESERVE_GROUP_UPDATE,
             ledger.FREE_UPDATE,
             warm.TRANSFER_UPDATE,
         },
-        set(),
+        {booking.READY_TIME_SIGNAL},
     ),
     (ReleaseSpare, release.RELEASE_SPARE, {release.STEP_QUERY}, set(), set()),
     (

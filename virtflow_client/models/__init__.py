@@ -2,6 +2,7 @@
 
 from .activity_timeouts import ActivityTimeouts
 from .blocking_budget import BlockingBudget
+from .booking_info import BookingInfo
 from .budget_refusal import BudgetRefusal
 from .cancel_accepted import CancelAccepted
 from .cluster_list import ClusterList
@@ -72,10 +73,12 @@ from .warm_pool_list import WarmPoolList
 from .warm_pool_view import WarmPoolView
 from .warm_spare import WarmSpare
 from .warm_spare_phase import WarmSparePhase
+from .window import Window
 
 __all__ = (
     "ActivityTimeouts",
     "BlockingBudget",
+    "BookingInfo",
     "BudgetRefusal",
     "CancelAccepted",
     "ClusterList",
@@ -146,4 +149,5 @@ __all__ = (
     "WarmPoolView",
     "WarmSpare",
     "WarmSparePhase",
+    "Window",
 )

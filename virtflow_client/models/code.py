@@ -32,6 +32,8 @@ class Code(StrEnum):
     UNKNOWN_RECEIVER = "unknown_receiver"
     UNKNOWN_TEMPLATE = "unknown_template"
     WARM_POOL_NOT_FOUND = "warm_pool_not_found"
+    WINDOW_STARTED = "window_started"
+    WINDOW_TOO_FAR = "window_too_far"
 
     def __str__(self) -> str:
         return str(self.value)

@@ -1,6 +1,7 @@
 from enum import StrEnum
 
 class Phase(StrEnum):
+    BOOKED = "booked"
     CANCELLED = "cancelled"
     COMPENSATING = "compensating"
     CREATING_VM = "creating_vm"

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
   from ..models.prepare_body_node_selector import PrepareBodyNodeSelector
   from ..models.toleration import Toleration
   from ..models.topology_spread_constraint import TopologySpreadConstraint
+  from ..models.window import Window
 
 
 
@@ -73,6 +74,7 @@ class PrepareBody:
             priority (int | Unset):  Default: 0.
             timeouts (ActivityTimeouts | Unset):
             warm_pool (None | str | Unset):
+            window (None | Unset | Window):
             count (int | Unset): How many spares; more than one form a group (`anti_affinity_group`, default the request_id,
                 scope host) that anti-affinity and `topology_spread` count Default: 1.
             partial (bool | Unset): With `count` > 1: false (default) reserves all N spares together or none (409
@@ -117,6 +119,7 @@ class PrepareBody:
     priority: int | Unset = 0
     timeouts: ActivityTimeouts | Unset = UNSET
     warm_pool: None | str | Unset = UNSET
+    window: None | Unset | Window = UNSET
     count: int | Unset = 1
     partial: bool | Unset = False
 
@@ -133,6 +136,7 @@ class PrepareBody:
         from ..models.prepare_body_node_selector import PrepareBodyNodeSelector # noqa: PLC0415
         from ..models.toleration import Toleration # noqa: PLC0415
         from ..models.topology_spread_constraint import TopologySpreadConstraint # noqa: PLC0415
+        from ..models.window import Window # noqa: PLC0415
         cpu = self.cpu
 
         memory_mb = self.memory_mb
@@ -290,6 +294,14 @@ class PrepareBody:
         else:
             warm_pool = self.warm_pool
 
+        window: dict[str, Any] | None | Unset
+        if isinstance(self.window, Unset):
+            window = UNSET
+        elif isinstance(self.window, Window):
+            window = self.window.to_dict()
+        else:
+            window = self.window
+
         count = self.count
 
         partial = self.partial
@@ -369,6 +381,8 @@ class PrepareBody:
             field_dict["timeouts"] = timeouts
         if warm_pool is not UNSET:
             field_dict["warm_pool"] = warm_pool
+        if window is not UNSET:
+            field_dict["window"] = window
         if count is not UNSET:
             field_dict["count"] = count
         if partial is not UNSET:
@@ -388,6 +402,7 @@ class PrepareBody:
         from ..models.prepare_body_node_selector import PrepareBodyNodeSelector # noqa: PLC0415
         from ..models.toleration import Toleration # noqa: PLC0415
         from ..models.topology_spread_constraint import TopologySpreadConstraint # noqa: PLC0415
+        from ..models.window import Window # noqa: PLC0415
         d = dict(src_dict)
         cpu = d.pop("cpu")
 
@@ -650,6 +665,26 @@ class PrepareBody:
         warm_pool = _parse_warm_pool(d.pop("warm_pool", UNSET))
 
 
+        def _parse_window(data: object) -> None | Unset | Window:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                window_type_0 = Window.from_dict(data)
+
+
+
+                return window_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | Window, data)
+
+        window = _parse_window(d.pop("window", UNSET))
+
+
         count = d.pop("count", UNSET)
 
         partial = d.pop("partial", UNSET)
@@ -692,6 +727,7 @@ class PrepareBody:
             priority=priority,
             timeouts=timeouts,
             warm_pool=warm_pool,
+            window=window,
             count=count,
             partial=partial,
         )

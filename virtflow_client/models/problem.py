@@ -38,6 +38,8 @@ class Problem:
             errors (list[FieldError] | None | Unset): 422: every bad field
             requested (int | None | Unset): no_capacity: spares asked for
             placeable (int | None | Unset): no_capacity: how many of them could be placed now
+            held_by (list[str] | None | Unset): no_capacity of a booking: the spares (bookings among them) holding the room
+                in its window
             inventories (None | ProblemInventoriesType0 | Unset): inventory_unavailable: inventory -> why it is unreadable
             budget (int | None | Unset): cluster_budget_exceeded: the cluster's max_spares
             in_use (int | None | Unset): cluster_budget_exceeded: its spares not yet released
@@ -52,6 +54,7 @@ class Problem:
     errors: list[FieldError] | None | Unset = UNSET
     requested: int | None | Unset = UNSET
     placeable: int | None | Unset = UNSET
+    held_by: list[str] | None | Unset = UNSET
     inventories: None | ProblemInventoriesType0 | Unset = UNSET
     budget: int | None | Unset = UNSET
     in_use: int | None | Unset = UNSET
@@ -105,6 +108,16 @@ class Problem:
         else:
             placeable = self.placeable
 
+        held_by: list[str] | None | Unset
+        if isinstance(self.held_by, Unset):
+            held_by = UNSET
+        elif isinstance(self.held_by, list):
+            held_by = self.held_by
+
+
+        else:
+            held_by = self.held_by
+
         inventories: dict[str, Any] | None | Unset
         if isinstance(self.inventories, Unset):
             inventories = UNSET
@@ -143,6 +156,8 @@ class Problem:
             field_dict["requested"] = requested
         if placeable is not UNSET:
             field_dict["placeable"] = placeable
+        if held_by is not UNSET:
+            field_dict["held_by"] = held_by
         if inventories is not UNSET:
             field_dict["inventories"] = inventories
         if budget is not UNSET:
@@ -227,6 +242,24 @@ class Problem:
         placeable = _parse_placeable(d.pop("placeable", UNSET))
 
 
+        def _parse_held_by(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                held_by_type_0 = cast(list[str], data)
+
+                return held_by_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        held_by = _parse_held_by(d.pop("held_by", UNSET))
+
+
         def _parse_inventories(data: object) -> None | ProblemInventoriesType0 | Unset:
             if data is None:
                 return data
@@ -277,6 +310,7 @@ class Problem:
             errors=errors,
             requested=requested,
             placeable=placeable,
+            held_by=held_by,
             inventories=inventories,
             budget=budget,
             in_use=in_use,

@@ -14,6 +14,7 @@ from typing import cast
 import datetime
 
 if TYPE_CHECKING:
+  from ..models.booking_info import BookingInfo
   from ..models.drain_node_result import DrainNodeResult
   from ..models.placed_topology import PlacedTopology
   from ..models.step_record import StepRecord
@@ -52,6 +53,7 @@ class SpareStatus:
             drain (DrainNodeResult | None | Unset):
             warm (None | Unset | WarmInfo):
             handed_to (None | str | Unset):
+            booking (BookingInfo | None | Unset):
      """
 
     spare_id: str
@@ -73,6 +75,7 @@ class SpareStatus:
     drain: DrainNodeResult | None | Unset = UNSET
     warm: None | Unset | WarmInfo = UNSET
     handed_to: None | str | Unset = UNSET
+    booking: BookingInfo | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -80,6 +83,7 @@ class SpareStatus:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.booking_info import BookingInfo # noqa: PLC0415
         from ..models.drain_node_result import DrainNodeResult # noqa: PLC0415
         from ..models.placed_topology import PlacedTopology # noqa: PLC0415
         from ..models.step_record import StepRecord # noqa: PLC0415
@@ -203,6 +207,14 @@ class SpareStatus:
         else:
             handed_to = self.handed_to
 
+        booking: dict[str, Any] | None | Unset
+        if isinstance(self.booking, Unset):
+            booking = UNSET
+        elif isinstance(self.booking, BookingInfo):
+            booking = self.booking.to_dict()
+        else:
+            booking = self.booking
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -244,6 +256,8 @@ class SpareStatus:
             field_dict["warm"] = warm
         if handed_to is not UNSET:
             field_dict["handed_to"] = handed_to
+        if booking is not UNSET:
+            field_dict["booking"] = booking
 
         return field_dict
 
@@ -251,6 +265,7 @@ class SpareStatus:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.booking_info import BookingInfo # noqa: PLC0415
         from ..models.drain_node_result import DrainNodeResult # noqa: PLC0415
         from ..models.placed_topology import PlacedTopology # noqa: PLC0415
         from ..models.step_record import StepRecord # noqa: PLC0415
@@ -462,6 +477,26 @@ class SpareStatus:
         handed_to = _parse_handed_to(d.pop("handed_to", UNSET))
 
 
+        def _parse_booking(data: object) -> BookingInfo | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                booking_type_0 = BookingInfo.from_dict(data)
+
+
+
+                return booking_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(BookingInfo | None | Unset, data)
+
+        booking = _parse_booking(d.pop("booking", UNSET))
+
+
         spare_status = cls(
             spare_id=spare_id,
             cluster=cluster,
@@ -482,6 +517,7 @@ class SpareStatus:
             drain=drain,
             warm=warm,
             handed_to=handed_to,
+            booking=booking,
         )
 
 

@@ -14,6 +14,7 @@ from typing import cast
 import datetime
 
 if TYPE_CHECKING:
+  from ..models.booking_info import BookingInfo
   from ..models.drain_node_result import DrainNodeResult
   from ..models.placed_topology import PlacedTopology
   from ..models.step_record import StepRecord
@@ -54,6 +55,7 @@ class SpareView:
             drain (DrainNodeResult | None | Unset):
             warm (None | Unset | WarmInfo):
             handed_to (None | str | Unset):
+            booking (BookingInfo | None | Unset):
      """
 
     spare_id: str
@@ -77,6 +79,7 @@ class SpareView:
     drain: DrainNodeResult | None | Unset = UNSET
     warm: None | Unset | WarmInfo = UNSET
     handed_to: None | str | Unset = UNSET
+    booking: BookingInfo | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -84,6 +87,7 @@ class SpareView:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.booking_info import BookingInfo # noqa: PLC0415
         from ..models.drain_node_result import DrainNodeResult # noqa: PLC0415
         from ..models.placed_topology import PlacedTopology # noqa: PLC0415
         from ..models.step_record import StepRecord # noqa: PLC0415
@@ -211,6 +215,14 @@ class SpareView:
         else:
             handed_to = self.handed_to
 
+        booking: dict[str, Any] | None | Unset
+        if isinstance(self.booking, Unset):
+            booking = UNSET
+        elif isinstance(self.booking, BookingInfo):
+            booking = self.booking.to_dict()
+        else:
+            booking = self.booking
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -254,6 +266,8 @@ class SpareView:
             field_dict["warm"] = warm
         if handed_to is not UNSET:
             field_dict["handed_to"] = handed_to
+        if booking is not UNSET:
+            field_dict["booking"] = booking
 
         return field_dict
 
@@ -261,6 +275,7 @@ class SpareView:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.booking_info import BookingInfo # noqa: PLC0415
         from ..models.drain_node_result import DrainNodeResult # noqa: PLC0415
         from ..models.placed_topology import PlacedTopology # noqa: PLC0415
         from ..models.step_record import StepRecord # noqa: PLC0415
@@ -476,6 +491,26 @@ class SpareView:
         handed_to = _parse_handed_to(d.pop("handed_to", UNSET))
 
 
+        def _parse_booking(data: object) -> BookingInfo | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                booking_type_0 = BookingInfo.from_dict(data)
+
+
+
+                return booking_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(BookingInfo | None | Unset, data)
+
+        booking = _parse_booking(d.pop("booking", UNSET))
+
+
         spare_view = cls(
             spare_id=spare_id,
             cluster=cluster,
@@ -498,6 +533,7 @@ class SpareView:
             drain=drain,
             warm=warm,
             handed_to=handed_to,
+            booking=booking,
         )
 
 

@@ -1,0 +1,98 @@
+"""The contract of a booking: a spare with a window. Its window, how its lead is decided, and
+the ledger's messages that keep the create-to-Ready times the lead is measured from.
+
+A booking holds its room from its lead start (`start - lead`) to its window's end; its spare
+sleeps on a durable timer until the lead start, is created then, and is Ready by `start`.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+
+from placement.holds import Hold
+
+# Signal to an inventory's ledger: a spare's create-to-Ready time, for the leads of bookings.
+READY_TIME_SIGNAL = "ready_time"
+# Query of an inventory's ledger: the recent create-to-Ready times of a template.
+READY_TIMES_QUERY = "ready_times"
+# The ledger keeps this many recent times per template; the lead is their p90.
+READY_TIMES_KEPT = 50
+# The key of spares that name no template (the pool's, or the default).
+ANY_TEMPLATE = "-"
+
+
+class Window(BaseModel):
+    """When the spare must be Ready and until when it is held (RFC 3339, with an offset)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    start: AwareDatetime
+    end: AwareDatetime
+
+    @model_validator(mode="after")
+    def _ends_after_start(self) -> Window:
+        if self.end <= self.start:
+            raise ValueError("window.end must be after window.start")
+        return self
+
+    def hold(self, lead_seconds: int) -> Hold:
+        """The room a booking holds: from its lead start to its window's end."""
+        return Hold(start=self.start - timedelta(seconds=lead_seconds), end=self.end)
+
+    def seconds(self) -> int:
+        return math.ceil((self.end - self.start).total_seconds())
+
+
+class LeadPolicy(BaseModel):
+    """How much earlier than its window a booking's spare is made (from the settings)."""
+
+    default_seconds: int = Field(default=900, ge=0)
+    floor_seconds: int = Field(default=60, ge=0)
+    margin_seconds: int = Field(default=120, ge=0)
+
+    def lead(self, ready_times: list[float]) -> int:
+        """p90 of the recent create-to-Ready times plus the margin, never under the floor;
+        the default before any time was measured."""
+        if not ready_times:
+            return max(self.default_seconds, self.floor_seconds)
+        return max(self.floor_seconds, math.ceil(p90(ready_times)) + self.margin_seconds)
+
+
+def p90(values: list[float]) -> float:
+    """The nearest-rank 90th percentile."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)]
+
+
+def template_key(template: str | None) -> str:
+    return template or ANY_TEMPLATE
+
+
+class ReadyTime(BaseModel):
+    """One spare's create-to-Ready time, told to its inventory's ledger."""
+
+    template: str = ANY_TEMPLATE
+    seconds: float = Field(ge=0)
+
+
+class BookingLeadInput(BaseModel):
+    inventory: str
+    template: str | None = None
+
+
+class BookingLeadResult(BaseModel):
+    lead_seconds: int
+    # How many measured times the lead comes from (0: the configured default).
+    measured: int = 0
+
+
+class BookingInfo(BaseModel):
+    """What a booked spare shows: its window, its lead and when its spare is made."""
+
+    window: Window
+    lead_seconds: int
+    lead_start: datetime
+    measured: int = 0

@@ -1,0 +1,90 @@
+"""POST /v1/spares with a `window`: a booking, answered at once (202 `booked`, or 409
+`no_capacity` naming the bookings in the way), its window checked (422 with a stable code)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+
+from tests.api.api_helpers import LiveStack, spare_body
+from tests.helpers import assert_eventually
+
+# One host of 96 effective CPUs: one spare of 64 at a time.
+PINNED = {"annotations": {"node.qemu-scheduler/regex": "^bm-gen-03$"}, "cpu": 64}
+
+
+def window(start: datetime, hours: float) -> dict[str, str]:
+    return {"start": start.isoformat(), "end": (start + timedelta(hours=hours)).isoformat()}
+
+
+async def booked(live: LiveStack, body: dict[str, Any]) -> httpx.Response:
+    return await live.api.post("/v1/spares", json={"inventory": live.stack.inventory, **body})
+
+
+async def test_a_booking_holds_its_window_against_overlaps_and_cancel_gives_it_back(
+    live: LiveStack,
+) -> None:
+    day2 = datetime.now(UTC).replace(microsecond=0) + timedelta(days=2)
+    first = await booked(live, spare_body(window=window(day2, 4), **PINNED))
+    assert first.status_code == 202, first.text
+    accepted = first.json()
+    spare_id = accepted["spare_id"]
+    assert accepted["phase"] == "booked"
+    # No create-to-Ready time measured yet for this inventory: the default lead (15 minutes).
+    assert accepted["booking"]["lead_seconds"] == 900
+    assert datetime.fromisoformat(accepted["booking"]["lead_start"]) == day2 - timedelta(minutes=15)
+    status = await live.phase_becomes(spare_id, "booked")
+    assert status["booking"]["lead_seconds"] == 900 and status["vm"] is None
+
+    overlapping = await booked(
+        live, spare_body(window=window(day2 + timedelta(hours=1), 4), **PINNED)
+    )
+    assert overlapping.status_code == 409, overlapping.text
+    problem = overlapping.json()
+    assert (problem["code"], problem["held_by"]) == ("no_capacity", [spare_id])
+    assert spare_id in problem["detail"]
+
+    # Right after the first window, lead included: the room is free then.
+    later = await booked(live, spare_body(window=window(day2 + timedelta(hours=5), 2), **PINNED))
+    assert later.status_code == 202, later.text
+
+    cancelled = await live.api.delete(f"/v1/spares/{spare_id}")
+    assert cancelled.status_code == 202
+    again = spare_body(window=window(day2 + timedelta(hours=1), 3), **PINNED)
+
+    async def room_given_back() -> None:
+        answer = await booked(live, again)
+        assert answer.status_code == 202, answer.text
+
+    await assert_eventually(room_given_back)
+    client = live.stack.client
+    for other in (later.json()["spare_id"], f"spare-lab-{again['request_id']}"):
+        await client.get_workflow_handle(other).terminate("test over")
+
+
+async def test_a_window_that_started_ends_first_or_starts_too_far_is_422(
+    live: LiveStack,
+) -> None:
+    now = datetime.now(UTC)
+    cases = [
+        (window(now - timedelta(minutes=1), 1), "window_started", "window.start"),
+        (window(now + timedelta(days=31), 1), "window_too_far", "window.start"),
+        (
+            {"start": (now + timedelta(days=1)).isoformat(), "end": now.isoformat()},
+            "invalid_request",
+            "window",
+        ),
+        (
+            {"start": "2030-01-01T00:00:00", "end": "2030-01-02T00:00:00Z"},
+            "invalid_request",
+            "window.start",
+        ),
+    ]
+    for body_window, code, field in cases:
+        answer = await booked(live, spare_body(window=body_window))
+        assert answer.status_code == 422, answer.text
+        problem = answer.json()
+        assert problem["code"] == code, problem
+        assert [e["field"] for e in problem["errors"]] == [field], problem

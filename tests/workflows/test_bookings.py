@@ -1,0 +1,130 @@
+"""A booking on stand-in activities, days in seconds of skipped time: it holds its room from its
+lead start to its window's end, creates nothing before the lead start, is Ready before the
+window opens, held until it ends, and given back at once when cancelled."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+
+from contracts.booking import Window
+from contracts.spare import Phase, SpareRequest, SpareResult, SpareStatus
+from tests.helpers import assert_eventually, new_worker
+from tests.workflows.standins import StandIns
+from workflows.prepare_spare import PrepareSpare
+from workflows.release_spare import ReleaseSpare
+
+LEAD = 600
+RELEASE_STEPS = ["cordon_node", "drain_node", "delete_node", "destroy_vm", "free_capacity"]
+
+
+def request(**fields: Any) -> SpareRequest:
+    base = {"request_id": f"r{uuid.uuid4().hex[:10]}", "cluster": "lab", "cpu": 2}
+    return SpareRequest.model_validate({"memory_mb": 2048, **base, **fields})
+
+
+async def start(client: Client, task_queue: str, req: SpareRequest) -> WorkflowHandle[Any, Any]:
+    return await client.start_workflow(
+        PrepareSpare.run, req, id=req.spare_id, task_queue=task_queue
+    )
+
+
+async def phase_is(handle: WorkflowHandle[Any, Any], phase: Phase) -> SpareStatus:
+    async def reached() -> SpareStatus:
+        status: SpareStatus = await handle.query(PrepareSpare.status)
+        assert status.phase == phase, status.phase
+        return status
+
+    return await assert_eventually(reached)
+
+
+def at(status: SpareStatus, phase: Phase) -> datetime:
+    return next(step.at for step in status.steps if step.phase == phase)
+
+
+async def two_days_ahead(env: WorkflowEnvironment, hours: float = 4) -> Window:
+    start = (await env.get_current_time()) + timedelta(days=2)
+    return Window(start=start, end=start + timedelta(hours=hours))
+
+
+async def test_a_booking_two_days_ahead_is_made_at_its_lead_start_and_ready_before_it_opens(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    env, standins = time_skipping_env, StandIns(lead_seconds=LEAD)
+    window = await two_days_ahead(env)
+    req = request(window=window)
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(env.client, w.task_queue, req)
+        booked = await phase_is(handle, Phase.BOOKED)
+        assert booked.booking is not None
+        assert (booked.booking.lead_seconds, booked.booking.lead_start) == (
+            LEAD,
+            window.start - timedelta(seconds=LEAD),
+        )
+        assert standins.holds[req.spare_id] == window.hold(LEAD)
+
+        await env.sleep(timedelta(days=1))
+        assert (await handle.query(PrepareSpare.status)).phase == Phase.BOOKED
+        assert standins.asked("create_vm") == []
+
+        await env.sleep(timedelta(days=1) - timedelta(seconds=LEAD // 2))
+        ready = await phase_is(handle, Phase.READY)
+        assert standins.asked("create_vm") == [req.spare_id]
+        assert window.start - timedelta(seconds=LEAD) <= at(ready, Phase.CREATING_VM)
+        assert at(ready, Phase.READY) < window.start
+        result: SpareResult = await handle.result()
+        final = await handle.query(PrepareSpare.status)  # a worker answers, even once ended
+
+    assert result.phase == Phase.RELEASED
+    assert result.reason == f"its window ended at {window.end.isoformat()}"
+    assert [name for name, _ in standins.calls if name in RELEASE_STEPS] == RELEASE_STEPS
+    assert at(final, Phase.RELEASING) >= window.end
+
+
+async def test_a_cancelled_booking_gives_its_room_back_and_creates_nothing(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    env, standins = time_skipping_env, StandIns(lead_seconds=LEAD)
+    req = request(window=await two_days_ahead(env))
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(env.client, w.task_queue, req)
+        await phase_is(handle, Phase.BOOKED)
+        await handle.cancel()
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+        assert (await handle.query(PrepareSpare.status)).phase == Phase.CANCELLED
+    assert standins.asked("free_capacity") == [req.spare_id]
+    assert standins.asked("create_vm") == []
+
+
+async def test_an_ordinary_spare_holds_its_room_until_its_ttl_can_have_ended(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    env, standins = time_skipping_env, StandIns()
+    req = request(ttl_seconds=3600)
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        began = await env.get_current_time()
+        handle = await start(env.client, w.task_queue, req)
+
+        async def reserved() -> None:
+            assert req.spare_id in standins.holds
+
+        await assert_eventually(reserved)
+        await handle.terminate("test over")
+    hold = standins.holds[req.spare_id]
+    assert hold is not None and hold.start is None and hold.end is not None
+    longest = req.create_timeout_seconds + req.ready_timeout_seconds + 3600
+    longest += req.drain_timeout_seconds
+    assert timedelta(0) <= hold.end - began - timedelta(seconds=longest) < timedelta(minutes=1)
+    assert standins.asked("booking_lead") == []

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..types import UNSET, Unset
+from typing import cast
+import datetime
+
+if TYPE_CHECKING:
+  from ..models.window import Window
+
+
+
+
+
+T = TypeVar("T", bound="BookingInfo")
+
+
+
+@_attrs_define
+class BookingInfo:
+    """ What a booked spare shows: its window, its lead and when its spare is made.
+
+        Attributes:
+            window (Window): When the spare must be Ready and until when it is held (RFC 3339, with an offset).
+            lead_seconds (int):
+            lead_start (datetime.datetime):
+            measured (int | Unset):  Default: 0.
+     """
+
+    window: Window
+    lead_seconds: int
+    lead_start: datetime.datetime
+    measured: int | Unset = 0
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.window import Window # noqa: PLC0415
+        window = self.window.to_dict()
+
+        lead_seconds = self.lead_seconds
+
+        lead_start = self.lead_start.isoformat()
+
+        measured = self.measured
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "window": window,
+            "lead_seconds": lead_seconds,
+            "lead_start": lead_start,
+        })
+        if measured is not UNSET:
+            field_dict["measured"] = measured
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.window import Window # noqa: PLC0415
+        d = dict(src_dict)
+        window = Window.from_dict(d.pop("window"))
+
+
+
+
+        lead_seconds = d.pop("lead_seconds")
+
+        lead_start = datetime.datetime.fromisoformat(d.pop("lead_start"))
+
+
+
+
+        measured = d.pop("measured", UNSET)
+
+        booking_info = cls(
+            window=window,
+            lead_seconds=lead_seconds,
+            lead_start=lead_start,
+            measured=measured,
+        )
+
+
+        booking_info.additional_properties = d
+        return booking_info
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
