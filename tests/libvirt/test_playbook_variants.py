@@ -1,4 +1,5 @@
-"""The libvirt and Proxmox playbook variants: syntax, module names and module arguments.
+"""The hypervisor playbook variants: syntax, module names and module arguments (libvirt and
+Proxmox), and no call whose failure is stored as not failed (every variant).
 
 `ansible-playbook --syntax-check` only loads tasks that are imported statically, so the
 check imports every variant file into one playbook. Module names resolve against the real
@@ -145,3 +146,26 @@ def test_every_module_argument_is_a_documented_option(collections: tuple[Path, b
         if args - accepted[module]
     ]
     assert unknown == []
+
+
+def _tasks_that_never_fail(node: Any) -> list[str]:
+    if isinstance(node, list):
+        return [name for item in node for name in _tasks_that_never_fail(item)]
+    if not isinstance(node, dict):
+        return []
+    found = [str(node.get("name", "?"))] if node.get("failed_when") is False else []
+    return found + [name for value in node.values() for name in _tasks_that_never_fail(value)]
+
+
+def test_no_task_marks_a_failed_call_as_not_failed() -> None:
+    # `failed_when: false` registers a failed call's answer as not failed, so a later
+    # `is failed` never fires: a call that may fail keeps its failure (ignore_errors) and
+    # the next task classifies it.
+    files = sorted(HYPERVISORS.glob("*/*.yml")) + sorted(HYPERVISORS.parent.glob("playbooks/*.yml"))
+    assert len(files) > len(VARIANTS)
+    offenders = {
+        f"{path.parent.name}/{path.name}": names
+        for path in files
+        if (names := _tasks_that_never_fail(yaml.safe_load(path.read_text())))
+    }
+    assert offenders == {}
