@@ -30,6 +30,9 @@ class ReleaseInput(BaseModel):
     # The VM id placement chose (None: the hypervisor picks one, or it is not known).
     vmid: int | None = None
     inventory: str = "default"
+    # The spare's cluster, whose API its Node is cordoned, drained and deleted in; None: the
+    # one its Node's name (the spare id) names (an orphan's).
+    cluster: str | None = None
     drain_timeout_seconds: int = Field(default=600, ge=1)
     # None: the worker's `drain_policy` (the drain activity applies it).
     drain_policy: DrainPolicy | None = None

@@ -181,6 +181,7 @@ class HeldSpare:
             WatchNodeHealthInput(
                 # A spare that took a warm spare over keeps that one's Node name.
                 node_name=self.status.vm.name if self.status.vm else self.status.spare_id,
+                cluster=self.req.cluster,
                 unhealthy_after_seconds=self.req.unhealthy_after_seconds,
                 until="healthy" if until == "healthy" else "unhealthy",
                 poll_hint_seconds=WATCH_POLL_SECONDS,

@@ -79,13 +79,24 @@ class Notifier:
         self._pending: list[asyncio.Task[None]] = []
         self._by_receiver: dict[str, list[asyncio.Task[None]]] = {}
 
-    async def plan(self, receivers: list[str] | None, timeout: timedelta) -> None:
+    async def plan(
+        self,
+        receivers: list[str] | None,
+        timeout: timedelta,
+        cluster: str | None = None,
+        inventory: str | None = None,
+        pool: str | None = None,
+    ) -> None:
         """Which receivers get which events: a lookup in the worker's configuration. A local
         activity: it records its answer like any activity, without a round trip through the
-        server's task queue; its failure arrives as is, not inside an ActivityError."""
+        server's task queue; its failure arrives as is, not inside an ActivityError. With the
+        spare's `cluster` (and its inventory and pool), the cluster's own receivers, and its
+        refusal of a spare it does not register or allow."""
         plan = await workflow.execute_local_activity_method(
             NotifyActivities.plan_notifications,
-            PlanNotificationsInput(receivers=receivers),
+            PlanNotificationsInput(
+                receivers=receivers, cluster=cluster, inventory=inventory, pool=pool
+            ),
             start_to_close_timeout=timeout,
         )
         self.routes, self.event_bus = plan.routes, plan.event_bus

@@ -208,6 +208,13 @@ class PrepareSpare:
             ending = step_failure.ending(err)
             if ending is None:
                 raise
+            if ending.kind in (Failure.UNKNOWN_CLUSTER, Failure.NOT_ALLOWED_FOR_CLUSTER):
+                # Refused before anything was reserved, made or announced: nothing to undo.
+                self._progress.status.error = ending.reason
+                self._progress.enter(Phase.FAILED, ending.reason)
+                raise ApplicationError(
+                    ending.reason, type=ending.kind, non_retryable=True
+                ) from None
             if self._booking is not None and self._vm is None:
                 self._booking.failed_before_start()
             await self._compensate(spare_id, req, ending.reason, ending.phase)
@@ -347,7 +354,9 @@ class PrepareSpare:
 
     async def _plan_notifications(self, req: SpareRequest) -> None:
         try:
-            await self._notifier.plan(req.receivers, req.timeouts.call)
+            await self._notifier.plan(
+                req.receivers, req.timeouts.call, req.cluster, req.inventory, req.pool
+            )
         except (ApplicationError, TemporalTimeout) as err:
             raise StepFailed(step_failure.reason(err), step_failure.kind(err)) from None
 

@@ -60,6 +60,7 @@ async def wait_ready(spare_id: str, req: SpareRequest, progress: Progress) -> No
             KubernetesActivities.wait_node_ready,
             WaitNodeReadyInput(
                 node_name=spare_id,
+                cluster=req.cluster,
                 max_wait_seconds=min(READY_PROBE, remaining),
                 adopt=_adoption(spare_id, req),
             ),
@@ -84,7 +85,9 @@ async def _check_ready_now(
         try:
             return await workflow.execute_local_activity_method(
                 KubernetesActivities.check_node_ready,
-                CheckNodeReadyInput(node_name=spare_id, adopt=_adoption(spare_id, req)),
+                CheckNodeReadyInput(
+                    node_name=spare_id, cluster=req.cluster, adopt=_adoption(spare_id, req)
+                ),
                 start_to_close_timeout=READY_CHECK_TIMEOUT,
                 retry_policy=RetryPolicy(maximum_attempts=1),
             )

@@ -64,7 +64,7 @@ class ReleaseSpare:
 
     @workflow.run
     async def run(self, inp: ReleaseInput) -> ReleaseResult:
-        node = NodeNameInput(node_name=inp.vm_name)
+        node = NodeNameInput(node_name=inp.vm_name, cluster=inp.cluster)
         self._at("cordoning the node")
         # Cordon and delete are one idempotent API call each: local activities, run by this
         # worker within the workflow task, without a round trip through the task queue.
@@ -77,6 +77,7 @@ class ReleaseSpare:
         self._at(f"draining the node (at most {inp.drain_timeout_seconds} s)")
         drain = DrainNodeInput(
             node_name=inp.vm_name,
+            cluster=inp.cluster,
             timeout_seconds=inp.drain_timeout_seconds,
             policy=inp.drain_policy,
         )

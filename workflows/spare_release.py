@@ -60,6 +60,7 @@ def spare_release(
     }
     if request is not None:
         settings = {
+            "cluster": request.cluster,
             "inventory": request.inventory,
             "drain_timeout_seconds": request.drain_timeout_seconds,
             "drain_policy": request.drain_policy,

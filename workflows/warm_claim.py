@@ -132,7 +132,11 @@ class WarmClaim:
         # One patch of the Node, answered within this workflow task.
         await workflow.execute_local_activity_method(
             WarmActivities.claim_warm_node,
-            WarmNodeInput(node_name=vm.name, labels=self.req.spare_labels(self.spare_id)),
+            WarmNodeInput(
+                node_name=vm.name,
+                labels=self.req.spare_labels(self.spare_id),
+                cluster=self.req.cluster,
+            ),
             start_to_close_timeout=self.req.timeouts.call,
             retry_policy=NODE_RETRY,
         )
@@ -143,7 +147,7 @@ async def become_warm(pool: str, progress: Progress, reservation: Reservation, v
     """Tainted first, then announced: nothing lands on a warm spare before its claim."""
     await workflow.execute_activity_method(
         WarmActivities.mark_warm_node,
-        WarmNodeInput(node_name=vm.name, pool=pool),
+        WarmNodeInput(node_name=vm.name, pool=pool, cluster=progress.status.cluster),
         start_to_close_timeout=timedelta(seconds=30),
         retry_policy=NODE_RETRY,
     )

@@ -418,7 +418,7 @@ class WarmPool:
             notifier = Notifier(workflow.info().workflow_id, spec.cluster, spec.name)
             plan: PlanNotificationsResult = await workflow.execute_local_activity_method(
                 NotifyActivities.plan_notifications,
-                PlanNotificationsInput(receivers=None),
+                PlanNotificationsInput(receivers=None, cluster=spec.cluster),
                 start_to_close_timeout=spec.timeouts.call,
             )
             notifier.routes, notifier.event_bus = plan.routes, plan.event_bus

@@ -7,17 +7,20 @@ lab-b's API, and lab's API is sent nothing at all.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.exceptions import ApplicationError
 
 from contracts.spare import CLUSTER_LABEL, Phase, ReleaseRequest, SpareResult
 from lab.hypervisor import load_inventory_file
 from runtime.settings import Settings
 from runtime.vm_templates import VmTemplate
 from tests.stack import LAB_INVENTORY, Stack, running_stack, wait_phase
+from tests.workflows.test_cli_start import start_from_cli
 from workflows.prepare_spare import PrepareSpare
 
 USER_DATA = "#cloud-config\nserver: {{ api_server }}\ntoken: {{ join_token }}\n"
@@ -74,3 +77,36 @@ async def test_a_spare_of_lab_b_lives_in_lab_b_alone(two_clusters: Stack) -> Non
     assert any("fieldSelector" in p or "/pods" in p for _, p in lab_b.calls)  # drained
     assert lab_b.store.get("nodes", "", req.spare_id) is None
     assert list(lab.calls) == []
+
+
+async def test_a_temporal_cli_start_for_an_unregistered_cluster_fails_having_done_nothing(
+    two_clusters: Stack,
+) -> None:
+    stack = two_clusters
+    kubes = [c.kube for c in stack.lab.clusters.values()]
+    for kube in kubes:
+        kube.calls.clear()
+    vms_before = dict(stack.lab.hypervisor.vms)
+    request_id = f"r{uuid.uuid4().hex[:8]}"
+    workflow_id = f"spare-prod-x-{request_id}"
+    body = {"request_id": request_id, "cluster": "prod-x", "inventory": stack.inventory}
+    await start_from_cli(stack, workflow_id, {**body, "cpu": 1, "memory_mb": 512})
+    handle = stack.client.get_workflow_handle(workflow_id)
+    with pytest.raises(WorkflowFailureError) as failed:
+        await handle.result()
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError) and cause.non_retryable
+    assert cause.type == "UnknownCluster"
+    assert cause.message == "cluster: unknown cluster 'prod-x' (registered: lab, lab-b)"
+    status = await handle.query(PrepareSpare.status)
+    assert status.phase == Phase.FAILED and status.host is None
+    # No activity ran through the task queue (only the configuration lookups, local), no
+    # ledger was asked, no VM made, no call reached either cluster (no token, no Node).
+    events = [e async for e in handle.fetch_history_events()]
+    scheduled = [e for e in events if e.HasField("activity_task_scheduled_event_attributes")]
+    assert scheduled == []
+    assert not [
+        e for e in events if e.HasField("start_child_workflow_execution_initiated_event_attributes")
+    ]
+    assert dict(stack.lab.hypervisor.vms) == vms_before
+    assert [list(k.calls) for k in kubes] == [[], []]
