@@ -89,10 +89,10 @@ async def test_invalid_cli_input_fails_the_workflow_with_the_validation_message(
 async def test_the_readme_lines_list_query_update_and_signal(stack: Stack) -> None:
     """docs/WORKFLOWS.md, "From the Temporal CLI and web UI": list by phase, query the status,
     release two ways."""
-    cluster = f"c{uuid.uuid4().hex[:8]}"
+    cluster, batch = "lab", f"cli-{uuid.uuid4().hex[:8]}"
     ids = []
-    for _ in range(2):
-        request_id = f"cli-{uuid.uuid4().hex[:8]}"
+    for i in range(2):
+        request_id = f"{batch}-{i}"
         body = {"request_id": request_id, "cluster": cluster, "inventory": stack.inventory}
         ids.append(f"spare-{cluster}-{request_id}")
         await start_from_cli(stack, ids[-1], {**body, "cpu": 2, "memory_mb": 2048})
@@ -100,7 +100,7 @@ async def test_the_readme_lines_list_query_update_and_signal(stack: Stack) -> No
         await wait_phase(stack.client.get_workflow_handle(spare_id), Phase.READY)
 
     async def listed() -> None:
-        query = f"VirtflowPhase='ready' AND VirtflowCluster='{cluster}'"
+        query = f"VirtflowPhase='ready' AND WorkflowId STARTS_WITH 'spare-{cluster}-{batch}-'"
         out = await temporal(stack, "list", "--query", query, "-o", "json")
         assert sorted(w["execution"]["workflowId"] for w in json.loads(out)) == sorted(ids)
 
