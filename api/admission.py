@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from contracts.warm import WarmInfo
 from placement.models import ExistingVm, Host
@@ -29,6 +29,7 @@ SNAPSHOT_SECONDS = 5.0
 KNOWN_SPARES = 10_000
 
 Snapshot = tuple[list[Host], list[ExistingVm]]
+T = TypeVar("T")
 
 
 class Started(NamedTuple):
@@ -38,6 +39,19 @@ class Started(NamedTuple):
     request_hash: str | None
     # Set when a warm pool serves the spare (it is Ready already), as the spare said.
     warm: WarmInfo | None = None
+
+
+async def _once_at_a_time(
+    running: dict[str, asyncio.Future[T]], key: str, work: Callable[[], Awaitable[T]]
+) -> T:
+    """`work`'s answer; callers that ask for `key` while it runs wait for that run instead
+    of starting another (shielded: one caller's cancellation does not cancel the others')."""
+    future = running.get(key)
+    if future is None:
+        future = asyncio.ensure_future(work())
+        running[key] = future
+        future.add_done_callback(lambda _: running.pop(key, None))
+    return await asyncio.shield(future)
 
 
 class Admission:
@@ -59,12 +73,7 @@ class Admission:
         kept = self._snapshots.get(inventory)
         if not fresh and kept is not None and now - kept[0] < self.snapshot_seconds:
             return kept[1], False
-        reading = self._reading.get(inventory)
-        if reading is None:
-            reading = asyncio.ensure_future(read())
-            self._reading[inventory] = reading
-            reading.add_done_callback(lambda _: self._reading.pop(inventory, None))
-        found = await asyncio.shield(reading)
+        found = await _once_at_a_time(self._reading, inventory, read)
         self._snapshots[inventory] = (now, found)
         return found, True
 
@@ -75,12 +84,7 @@ class Admission:
         if known is not None:
             self._known.move_to_end(spare_id)
             return known
-        starting = self._starting.get(spare_id)
-        if starting is None:
-            starting = asyncio.ensure_future(start())
-            self._starting[spare_id] = starting
-            starting.add_done_callback(lambda _: self._starting.pop(spare_id, None))
-        started = await asyncio.shield(starting)
+        started = await _once_at_a_time(self._starting, spare_id, start)
         if started.request_hash is None:
             return started
         self._known[spare_id] = started

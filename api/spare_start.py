@@ -235,16 +235,7 @@ async def start_spares(
     # A repeated request finds its spares; one that waits for room has its members queue.
     all_or_nothing = not (started_before or body.partial or body.wait_for_capacity)
     group = await _reserve_all(client, settings, members) if all_or_nothing else None
-    try:
-        started = await asyncio.gather(
-            *(_start_one(client, settings, m, digest, f" ({i + 1}/{len(members)})", admission)
-              for i, m in enumerate(members))
-        )  # fmt: skip
-    except Exception:
-        if group is not None:
-            # Members that did start will reserve again themselves; none over-commits.
-            await free_group(client, group)
-        raise
+    started = await _start_members(client, settings, members, digest, group, admission)
     return PrepareAccepted(
         spare_id=started[0].spare_id,
         workflow_id=started[0].workflow_id,
@@ -299,15 +290,7 @@ async def book_spares(
     hold = body.window.hold(lead.lead_seconds)
     started_before = await _already_started(client, first, digest)
     group = None if started_before else await _reserve_all(client, settings, members, hold)
-    try:
-        started = await asyncio.gather(
-            *(_start_one(client, settings, m, digest, f" ({i + 1}/{len(members)})", admission)
-              for i, m in enumerate(members))
-        )  # fmt: skip
-    except Exception:
-        if group is not None:
-            await free_group(client, group)
-        raise
+    started = await _start_members(client, settings, members, digest, group, admission)
     assert hold.start is not None
     return PrepareAccepted(
         spare_id=started[0].spare_id,
@@ -322,6 +305,27 @@ async def book_spares(
             measured=lead.measured,
         ),
     )
+
+
+async def _start_members(
+    client: Client,
+    settings: Settings,
+    members: list[SpareRequest],
+    digest: str,
+    group: ReserveGroupInput | None,
+    admission: Admission | None,
+) -> list[PrepareAccepted]:
+    """Every member started; if one fails to start, the room reserved for all is given back."""
+    try:
+        return await asyncio.gather(
+            *(_start_one(client, settings, m, digest, f" ({i + 1}/{len(members)})", admission)
+              for i, m in enumerate(members))
+        )  # fmt: skip
+    except Exception:
+        if group is not None:
+            # Members that did start will reserve again themselves; none over-commits.
+            await free_group(client, group)
+        raise
 
 
 async def _reserve_all(

@@ -15,6 +15,7 @@ reason, leaving the VM and the reservation.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from temporalio import workflow
@@ -66,14 +67,7 @@ class ReleaseSpare:
     async def run(self, inp: ReleaseInput) -> ReleaseResult:
         node = NodeNameInput(node_name=inp.vm_name, cluster=inp.cluster)
         self._at("cordoning the node")
-        # Cordon and delete are one idempotent API call each: local activities, run by this
-        # worker within the workflow task, without a round trip through the task queue.
-        await workflow.execute_local_activity_method(
-            KubernetesActivities.cordon_node,
-            node,
-            start_to_close_timeout=inp.timeouts.call,
-            retry_policy=UNTIL_DONE,
-        )
+        await self._node_call(KubernetesActivities.cordon_node, node, inp)
         self._at(f"draining the node (at most {inp.drain_timeout_seconds} s)")
         drain = DrainNodeInput(
             node_name=inp.vm_name,
@@ -111,12 +105,7 @@ class ReleaseSpare:
                 left_cordoned=True,
             )
         self._at("deleting the node")
-        await workflow.execute_local_activity_method(
-            KubernetesActivities.delete_node,
-            node,
-            start_to_close_timeout=inp.timeouts.call,
-            retry_policy=UNTIL_DONE,
-        )
+        await self._node_call(KubernetesActivities.delete_node, node, inp)
         await self._destroy(inp)
         self._at("freeing the reservation")
         freed = await free_reservation(inp.spare_id, inp.inventory, inp.timeouts)
@@ -127,6 +116,18 @@ class ReleaseSpare:
             not_evicted=drained.skipped,
             freed=freed.freed,
             drain=drained,
+        )
+
+    async def _node_call(
+        self,
+        call: Callable[[KubernetesActivities, NodeNameInput], Awaitable[None]],
+        node: NodeNameInput,
+        inp: ReleaseInput,
+    ) -> None:
+        # Cordon and delete are one idempotent API call each: local activities, run by this
+        # worker within the workflow task, without a round trip through the task queue.
+        await workflow.execute_local_activity_method(
+            call, node, start_to_close_timeout=inp.timeouts.call, retry_policy=UNTIL_DONE
         )
 
     async def _destroy(self, inp: ReleaseInput) -> None:
