@@ -66,7 +66,7 @@ class ProvisioningActivities:
     async def destroy_vm(self, input: DestroyVmInput) -> None:
         async def destroy(progress: Progress) -> None:
             await self._stop_creates(input.name, progress)
-            await self.provisioner.destroy_vm(input.name, input.host, progress, vmid=input.vmid)
+            await self.provisioner.destroy_vm(input, progress)
 
         await self._guarded(destroy)
 

@@ -25,7 +25,7 @@ from typing import Any
 import ansible_runner
 from pydantic import BaseModel, Field
 
-from contracts.vm import VmFacts, VmSpec
+from contracts.vm import DestroyVmInput, VmFacts, VmSpec
 from hypervisors import plugin_dirs
 
 from .ansible_failures import last_error, run_failure, task_failure
@@ -119,16 +119,9 @@ class AnsibleProvisioner:
             raise ProvisioningFailed("create_vm.yml reported no 'vm' in set_stats", transient=False)
         return VmFacts.model_validate(vm)
 
-    async def destroy_vm(
-        self,
-        name: str,
-        host: str | None,
-        progress: Progress | None = None,
-        *,
-        vmid: int | None = None,
-    ) -> None:
+    async def destroy_vm(self, vm: DestroyVmInput, progress: Progress | None = None) -> None:
         await self._run(
-            "destroy_vm.yml", {"vm_name": name, "vm_host": host, "vm_vmid": vmid}, progress
+            "destroy_vm.yml", {"vm_name": vm.name, "vm_host": vm.host, "vm_vmid": vm.vmid}, progress
         )
 
     async def describe_vm(self, name: str, progress: Progress | None = None) -> VmFacts | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from contracts.vm import VmFacts, VmSpec
+from contracts.vm import DestroyVmInput, VmFacts, VmSpec
 
 # A failed task whose message starts with this marker may heal by itself (5xx, connection
 # refused): the playbooks use it so the activity can leave the retry to the engine.
@@ -28,13 +28,6 @@ class ProvisioningFailed(Exception):
 class Provisioner(Protocol):
     async def create_vm(self, spec: VmSpec, progress: Progress | None = None) -> VmFacts: ...
 
-    async def destroy_vm(
-        self,
-        name: str,
-        host: str | None,
-        progress: Progress | None = None,
-        *,
-        vmid: int | None = None,
-    ) -> None: ...
+    async def destroy_vm(self, vm: DestroyVmInput, progress: Progress | None = None) -> None: ...
 
     async def describe_vm(self, name: str, progress: Progress | None = None) -> VmFacts | None: ...

@@ -34,7 +34,7 @@ import requests
 from cryptography.fernet import Fernet
 from pydantic import SecretStr, ValidationError
 
-from contracts.vm import VmFacts, VmSpec
+from contracts.vm import DestroyVmInput, VmFacts, VmSpec
 
 from .contract import TRANSIENT_MARKER, Progress, ProvisioningFailed
 
@@ -138,17 +138,9 @@ class GitLabProvisioner:
             )
         return facts
 
-    async def destroy_vm(
-        self,
-        name: str,
-        host: str | None,
-        progress: Progress | None = None,
-        *,
-        vmid: int | None = None,
-    ) -> None:
-        variables = pipeline_variables(
-            "destroy", vm_name=name, vm_host=host, vm_vmid=None if vmid is None else str(vmid)
-        )
+    async def destroy_vm(self, vm: DestroyVmInput, progress: Progress | None = None) -> None:
+        vmid = None if vm.vmid is None else str(vm.vmid)
+        variables = pipeline_variables("destroy", vm_name=vm.name, vm_host=vm.host, vm_vmid=vmid)
         await self._run_pipeline(variables, progress)
 
     async def describe_vm(self, name: str, progress: Progress | None = None) -> VmFacts | None:

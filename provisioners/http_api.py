@@ -9,7 +9,7 @@ One HTTP client per worker, not one per call.
 
 from __future__ import annotations
 
-from contracts.vm import VmFacts, VmSpec
+from contracts.vm import DestroyVmInput, VmFacts, VmSpec
 from runtime.http_client import HttpClient, HttpUnreachable, Reply
 
 from .contract import Progress, ProvisioningFailed
@@ -65,14 +65,9 @@ class HttpProvisioner:
             raise _failure(f"create {spec.name} on {spec.host}", response)
         return VmFacts.model_validate(response.json())
 
-    async def destroy_vm(
-        self,
-        name: str,
-        host: str | None,
-        progress: Progress | None = None,
-        *,
-        vmid: int | None = None,  # the service names a VM at once: the name finds it
-    ) -> None:
+    async def destroy_vm(self, vm: DestroyVmInput, progress: Progress | None = None) -> None:
+        # The service names a VM at once: the name finds it (no vmid needed).
+        name = vm.name
         if progress is not None:
             progress(f"DELETE /vms/{name}")
         response = await self._call(f"destroy {name}", "DELETE", f"/vms/{name}")
