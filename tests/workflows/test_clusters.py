@@ -7,6 +7,7 @@ lab-b's API, and lab's API is sent nothing at all.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -93,7 +94,8 @@ async def test_a_temporal_cli_start_for_an_unregistered_cluster_fails_having_don
     await start_from_cli(stack, workflow_id, {**body, "cpu": 1, "memory_mb": 512})
     handle = stack.client.get_workflow_handle(workflow_id)
     with pytest.raises(WorkflowFailureError) as failed:
-        await handle.result()
+        # Bounded: a spare that never ends fails this test instead of holding up the suite.
+        await asyncio.wait_for(handle.result(), timeout=120)
     cause = failed.value.cause
     assert isinstance(cause, ApplicationError) and cause.non_retryable
     assert cause.type == "UnknownCluster"
