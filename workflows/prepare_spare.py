@@ -349,7 +349,15 @@ class PrepareSpare:
         workflow task, so the search attributes wait for them: what they say before, nobody
         could see."""
         with self._progress.answered_within_task():
-            _, pools = await asyncio.gather(self._plan_notifications(req), self._warm.candidates())
+            # Both are awaited even when one fails: a lookup still running when the workflow
+            # fails would complete after the failure, a command sequence the server refuses.
+            plan, pools = await asyncio.gather(
+                self._plan_notifications(req), self._warm.candidates(), return_exceptions=True
+            )
+        for outcome in (plan, pools):
+            if isinstance(outcome, BaseException):
+                raise outcome
+        assert isinstance(pools, list)
         return pools
 
     async def _plan_notifications(self, req: SpareRequest) -> None:
