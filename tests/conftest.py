@@ -123,12 +123,16 @@ def task_queue() -> str:
 # The tests that share the host's one libvirtd, all under this directory: they count its
 # domains before and after, and some reuse a domain name.
 LIBVIRT_TESTS = "tests/libvirt/"
+# Tests that share one expensive module fixture which writes into the source tree: the wheel
+# is built once, from `build/`, which two builds side by side tear out from under each other.
+ONE_WORKER_MODULES = ("tests/ops/test_wheel.py",)
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which a plain run may lack
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Run in parallel (`make test`: pytest-xdist, `--dist loadgroup`), the libvirt tests stay
-    on one worker and the others are shared out one by one.
+    on one worker, each of ONE_WORKER_MODULES on one worker, and the others are shared out one
+    by one.
 
     Chosen by path here rather than with `xdist_group` marks: pytest-xdist 3.8 carries a mark's
     group in the test's node id, which pytest 9.2 no longer lets a plugin change, so the marks
@@ -137,6 +141,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class LibvirtOnOneWorker(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "libvirt" if nodeid.startswith(LIBVIRT_TESTS) else nodeid
+            if nodeid.startswith(LIBVIRT_TESTS):
+                return "libvirt"
+            module = nodeid.split("::", 1)[0]
+            return module if module in ONE_WORKER_MODULES else nodeid
 
     return LibvirtOnOneWorker(config, log)
