@@ -212,6 +212,7 @@ def build_activities(
 SANDBOX_PASSTHROUGH = (
     "contracts",
     "workflows.booking",
+    "workflows.capacity",
     "workflows.event_shapes",
     "workflows.held_spare",
     "workflows.hold",
@@ -223,6 +224,7 @@ SANDBOX_PASSTHROUGH = (
     "workflows.spare_ids",
     "workflows.spare_release",
     "workflows.step_failure",
+    "workflows.vm_create",
     "workflows.warm_claim",
 )
 

@@ -8,18 +8,17 @@ for its window, sleeps until its lead start, and is held until its window ends.
 
 The lifecycle is this module; its collaborators each carry one concern: `Progress` (status,
 search attributes, details), `Notifier` (the events), `WarmClaim` (taking a warm spare
-instead of making one), `Booking` (a window's lead and end), `HeldSpare` (the hold),
-`spare_release` (the release child).
+instead of making one), `CapacityRequest` (room from the ledger, waited for if need be),
+`create_vm`, `Booking` (a window's lead and end), `HeldSpare` (the hold), `spare_release`
+(the release child).
 """
 
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 
 from pydantic import ValidationError
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import (
     ApplicationError,
     ChildWorkflowError,
@@ -29,10 +28,9 @@ from temporalio.exceptions import (
 )
 
 with workflow.unsafe.imports_passed_through():
-    from activities.provisioning import ProvisioningActivities
-    from contracts.common import ANY_POOL, CLUSTER, HOST, POOL
+    from contracts.common import ANY_POOL, CLUSTER, POOL
     from contracts.failures import Failure
-    from contracts.ledger import CAPACITY_GRANTED_SIGNAL, Reservation, ReserveInput
+    from contracts.ledger import CAPACITY_GRANTED_SIGNAL, Reservation
     from contracts.release import RELEASE_STEP_SIGNAL, ReleaseResult
     from contracts.spare import (
         MEMO_REQUEST_HASH,
@@ -47,31 +45,25 @@ with workflow.unsafe.imports_passed_through():
         SpareResult,
         SpareStatus,
     )
-    from contracts.vm import CreateVmInput, VmFacts
+    from contracts.vm import VmFacts
     from contracts.warm import HAND_OVER_UPDATE, WARM_ANSWER_UPDATE, HandOverInput, WarmAnswer
     from webhooks.events import DrainInfo, EventType
 
 
 from . import step_failure
 from .booking import Booking, tell_ready_time
+from .capacity import CapacityRequest
 from .event_shapes import drain_info, released_detail, topology_info
 from .held_spare import HeldSpare, tell_replaced
-from .ledger_calls import free_reservation, reserve
+from .ledger_calls import free_reservation
 from .notifier import Notifier
 from .progress import Progress
 from .readiness import wait_ready
-from .side_effects import STOP_FIRST, until_stopped
 from .spare_ids import refuse_a_used_id
 from .spare_release import release_to_the_end, spare_release
 from .step_failure import StepFailed
+from .vm_create import create_vm
 from .warm_claim import WarmClaim, become_warm, report_to_pool
-
-# A create that failed for a reason the playbook reports is final; others get a few tries.
-CREATE_RETRY = RetryPolicy(
-    maximum_attempts=3,
-    initial_interval=timedelta(seconds=5),
-    non_retryable_error_types=[Failure.PROVISIONING_FAILED],
-)
 
 
 @workflow.defn(name=PREPARE_SPARE, failure_exception_types=[ValidationError])
@@ -79,7 +71,7 @@ class PrepareSpare:
     def __init__(self) -> None:
         self._status: SpareStatus | None = None
         self._release: ReleaseRequest | None = None
-        self._grant: Reservation | None = None
+        self._capacity: CapacityRequest | None = None
         # What the spare holds so far: compensation undoes exactly this.
         self._reservation: Reservation | None = None
         self._vm: VmFacts | None = None
@@ -155,7 +147,8 @@ class PrepareSpare:
 
     @workflow.signal(name=CAPACITY_GRANTED_SIGNAL)
     def capacity_granted(self, reservation: Reservation) -> None:
-        self._grant = reservation
+        if self._capacity is not None:  # sent only to a spare that waits in the ledger
+            self._capacity.granted(reservation)
 
     @workflow.signal(name=RELEASE_STEP_SIGNAL)
     def release_step(self, step: str) -> None:
@@ -256,10 +249,9 @@ class PrepareSpare:
     async def _make_vm(self, spare_id: str, req: SpareRequest) -> None:
         """The usual path: a host from the ledger, a VM on it, its Node Ready."""
         status = self._progress.status
-        reservation = self._reservation = await self._reserve(spare_id, req)
-        status.host, status.vmid = reservation.host, reservation.vmid
-        status.topology = reservation.topology
-        self._progress.set_attributes(HOST.value_set(reservation.host))
+        self._capacity = CapacityRequest(spare_id, req, self._progress, self._booking)
+        reservation = self._reservation = await self._capacity.reserve()
+        self._progress.reserved(reservation)
         self._notifier.send(
             EventType.RESERVED, host=reservation.host, topology=topology_info(reservation)
         )
@@ -269,7 +261,7 @@ class PrepareSpare:
         self._progress.enter(Phase.CREATING_VM, f"creating {spare_id} on {reservation.host}")
         created_at = workflow.now()
         self._vm_attempted = True
-        vm = self._vm = await self._create_vm(spare_id, req, reservation)
+        vm = self._vm = await create_vm(spare_id, req, reservation)
         status.vm = vm
         status.vmid = vm.vmid
         self._notifier.send(EventType.VM_CREATED, host=vm.host, vm=vm)
@@ -367,61 +359,6 @@ class PrepareSpare:
             )
         except (ApplicationError, TemporalTimeout) as err:
             raise StepFailed(step_failure.reason(err), step_failure.kind(err)) from None
-
-    async def _reserve(self, spare_id: str, req: SpareRequest) -> Reservation:
-        self._progress.enter(Phase.RESERVING, "asking the ledger for a host")
-        booking = self._booking
-        hold = await booking.hold() if booking is not None else req.hold(workflow.now())
-        result = await reserve(
-            ReserveInput(
-                inventory=req.inventory,
-                task_queue=workflow.info().task_queue,
-                request=req.vm_request(spare_id),
-                # A booking is answered at once: held for its window, or refused.
-                wait_for_capacity=req.wait_for_capacity and booking is None,
-                priority=req.priority,
-                timeouts=req.timeouts,
-                warm_pool=req.warm_pool,
-                hold=hold,
-            )
-        )
-        if result.status == "reserved" and result.reservation is not None:
-            return result.reservation
-        if booking is not None:
-            raise StepFailed(f"no_capacity: {result.reason}", "NoCapacity")
-        self._progress.enter(
-            Phase.WAITING_CAPACITY,
-            f"no room yet ({result.reason}); waiting up to {req.capacity_deadline_seconds} s",
-        )
-        try:
-            await workflow.wait_condition(
-                lambda: self._grant is not None,
-                timeout=timedelta(seconds=req.capacity_deadline_seconds),
-            )
-        except TimeoutError:
-            # Withdraw; if the ledger granted room at the last moment, this frees it too.
-            await free_reservation(spare_id, req.inventory, req.timeouts)
-            raise StepFailed(
-                f"no_capacity: no room within {req.capacity_deadline_seconds} s",
-                Failure.NO_CAPACITY,
-            ) from None
-        assert self._grant is not None
-        return self._grant
-
-    async def _create_vm(
-        self, spare_id: str, req: SpareRequest, reservation: Reservation
-    ) -> VmFacts:
-        # Stopped before compensation destroys: a create still running would make the VM
-        # after the destroy.
-        creating = workflow.start_activity_method(
-            ProvisioningActivities.create_vm,
-            CreateVmInput(spec=req.vm_spec(spare_id, reservation)),
-            start_to_close_timeout=timedelta(seconds=req.create_timeout_seconds),
-            heartbeat_timeout=req.timeouts.heartbeat,
-            retry_policy=CREATE_RETRY,
-            cancellation_type=STOP_FIRST,
-        )
-        return await until_stopped(creating)
 
     async def _hold(self, req: SpareRequest) -> str:
         if self._release is not None:

@@ -18,7 +18,8 @@ from temporalio.common import SearchAttributeUpdate
 
 with workflow.unsafe.imports_passed_through():
     from contracts import metrics
-    from contracts.common import PHASE
+    from contracts.common import HOST, PHASE
+    from contracts.ledger import Reservation
     from contracts.spare import Phase, SpareStatus, StepRecord
 
 
@@ -47,6 +48,12 @@ class Progress:
         self._entered = detail
         self.set_attributes(PHASE.value_set(phase.value))
         self.show(detail)
+
+    def reserved(self, reservation: Reservation) -> None:
+        """The spare has its host: the status and the search attributes name it."""
+        s = self.status
+        s.host, s.vmid, s.topology = reservation.host, reservation.vmid, reservation.topology
+        self.set_attributes(HOST.value_set(reservation.host))
 
     def set_attributes(self, *updates: SearchAttributeUpdate) -> None:
         """Upsert search attributes once per workflow task, with only the values that changed.
