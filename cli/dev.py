@@ -135,6 +135,10 @@ def lab_settings(base: Settings, ports: LabPorts, state_dir: Path, secret: str) 
             "receiver_port": ports.receiver,
             # Ctrl-C ends the lab as well: a playbook still running has nothing to finish on.
             "graceful_shutdown_seconds": min(base.graceful_shutdown_seconds, 5),
+            # A lab spare is Ready in seconds: a booking's lead stays under a minute.
+            "booking_lead_default_seconds": min(base.booking_lead_default_seconds, 45),
+            "booking_lead_floor_seconds": min(base.booking_lead_floor_seconds, 10),
+            "booking_lead_margin_seconds": min(base.booking_lead_margin_seconds, 15),
         }
     )
 

@@ -10,8 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from cli.dev import LabPorts, PortBusy, TemporalDevServer, check_ports, free_ports
+from cli.dev import (
+    LabPorts,
+    PortBusy,
+    TemporalDevServer,
+    check_ports,
+    free_ports,
+    lab_settings,
+)
+from runtime.settings import Settings
 from tests.cli.test_cli import virtflow
+from webhooks.signing import generate_secret
 
 
 def test_a_busy_port_is_named() -> None:
@@ -47,3 +56,13 @@ def test_the_dev_server_reads_its_transfer_queue_often_enough_for_one_spare(
     values = [command[i + 1] for i, arg in enumerate(command) if arg == "--dynamic-config-value"]
     assert "history.transferProcessorMaxPollRPS=200" in values
     assert "history.maxInFlightUpdates=500" in values
+
+
+def test_a_lab_booking_is_made_under_a_minute_before_its_window(tmp_path: Path) -> None:
+    """A lab spare is Ready in seconds: `virtflow dev` keeps a booking's lead under a minute,
+    with no time measured yet and with the lab's measured times, where a site's defaults
+    (15 minutes before any time is measured) would make it at once for a window minutes away."""
+    lead = lab_settings(Settings(), free_ports(), tmp_path, generate_secret()).booking_lead
+    assert lead.lead([]) < 60
+    assert lead.lead([4.5, 5.0, 7.2]) < 60
+    assert Settings().booking_lead.lead([]) >= 60 * 15
