@@ -31,6 +31,7 @@ from .openapi import install_openapi
 from .problems import install_problem_handlers, problem, responses
 from .spare import router as spare_router
 from .spare_list import router as list_router
+from .spare_start import check_cluster_use
 from .temporal_client import ClientFactory, ClientProvider, connect_factory
 from .versions import legacy_aliases
 from .warm_pools import router as warm_router
@@ -112,9 +113,11 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
         responses=responses(
             Code.INVALID_REQUEST,
             Code.UNKNOWN_INVENTORY,
+            Code.UNKNOWN_CLUSTER,
             Code.NOT_ALLOWED_FOR_CLUSTER,
             Code.UNAUTHENTICATED,
             Code.FORBIDDEN,
+            Code.CLUSTER_FORBIDDEN,
             Code.INVENTORY_UNAVAILABLE,
             Code.BODY_TOO_LARGE,
         ),
@@ -126,6 +129,10 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
         app_config: Annotated[Settings, Depends(app_settings)],
         caller: CurrentCaller,
     ) -> ExplainResult:
+        if body.cluster is not None:
+            caller.require_cluster(body.cluster)
+            inventory = None if body.hosts is not None else body.inventory or "default"
+            check_cluster_use(app_config, body.cluster, inventory)
         # The client connects only when a configured inventory's ledger is asked.
         return await explain(app_config, body, request.app.state.clients, caller.clusters)
 

@@ -4,6 +4,10 @@
 `GET /result/{task_id}` answers `processing`, `completed` with the host's name and IP, or
 `failed` with the reason. The host stays reserved for `hold_seconds` (default 15 min) or
 until `DELETE /schedule/{task_id}`, long enough for the caller to build its VM there.
+
+A task belongs to a cluster (`cluster` in the body, else the one cluster a scoped token acts
+for) so tenants stay apart here as on `/v1`: a task of another cluster is `task_not_found` to
+a scoped token, whether it exists or not, and a task for another cluster is 403.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from temporalio.client import (
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import FailureError
 
-from contracts.common import ANY_POOL, POOL
+from contracts.common import ANY_POOL, CLUSTER, POOL
 from contracts.schedule_host import (
     DEFAULT_HOLD_SECONDS,
     HOST_QUERY,
@@ -36,12 +40,14 @@ from contracts.schedule_host import (
 )
 from placement.models import MAX_VM_CPU, MAX_VM_MEMORY_MB
 
-from .auth import ANY_ROLE, UPGRADE_CONTROLLER, CurrentCaller
-from .errors import ApiError, Code, SpareNotFound
+from .auth import ANY_ROLE, UPGRADE_CONTROLLER, Caller, CurrentCaller
+from .errors import ApiError, Code, InvalidInput, SpareNotFound
 from .explain import check_inventory_scope
 from .inventory_check import check_hosts_exist, inventory_hosts, inventory_spec
 from .problems import responses
 from .spare import AppSettings, TemporalClient
+from .spare_runs import Scope
+from .spare_start import check_cluster_use
 from .temporal_calls import QUERY_TIMEOUT, temporal_errors
 from .workers import require_worker
 
@@ -62,6 +68,13 @@ class ScheduleBody(BaseModel):
     dedicated: bool = False
     inventory: str = Field(default="default", min_length=1, max_length=63)
     hold_seconds: int = Field(default=DEFAULT_HOLD_SECONDS, ge=1, le=7 * 24 * 3600)
+    cluster: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=63,
+        description="The registered cluster the task is for; default: the one cluster the "
+        "token acts for (an unscoped token's task belongs to no cluster)",
+    )
 
 
 class ScheduleAccepted(BaseModel):
@@ -86,6 +99,8 @@ class TaskReleased(BaseModel):
     responses=responses(
         *_ALWAYS,
         Code.UNKNOWN_INVENTORY,
+        Code.CLUSTER_FORBIDDEN,
+        Code.UNKNOWN_CLUSTER,
         Code.NOT_ALLOWED_FOR_CLUSTER,
         Code.UNKNOWN_POOL,
         Code.BODY_TOO_LARGE,
@@ -96,6 +111,10 @@ class TaskReleased(BaseModel):
 async def schedule(
     body: ScheduleBody, settings: AppSettings, client: TemporalClient, caller: CurrentCaller
 ) -> ScheduleAccepted:
+    cluster = task_cluster(body, caller)
+    if cluster is not None:
+        caller.require_cluster(cluster)
+        check_cluster_use(settings, cluster, body.inventory, body.requested_pool)
     check_inventory_scope(settings, caller.clusters, body.inventory)
     inventory_spec(settings, body.inventory)
     hosts = await inventory_hosts(settings, body.inventory)
@@ -116,7 +135,10 @@ async def schedule(
             id=workflow_id,
             task_queue=settings.task_queue,
             search_attributes=TypedSearchAttributes(
-                [SearchAttributePair(POOL, body.requested_pool or ANY_POOL)]
+                [
+                    SearchAttributePair(POOL, body.requested_pool or ANY_POOL),
+                    *([SearchAttributePair(CLUSTER, cluster)] if cluster else []),
+                ]
             ),
             static_summary=(
                 f"schedule: {body.requested_cpu} CPU, {body.requested_memory} MiB"
@@ -126,10 +148,21 @@ async def schedule(
     return ScheduleAccepted(task_id=task_id)
 
 
+def task_cluster(body: ScheduleBody, caller: Caller) -> str | None:
+    """The cluster a task is for: the body's, else the scoped token's only one."""
+    if body.cluster is not None or caller.clusters is None:
+        return body.cluster
+    if len(caller.clusters) == 1:
+        return next(iter(caller.clusters))
+    own = ", ".join(sorted(caller.clusters))
+    raise InvalidInput("cluster", f"this token acts for several clusters ({own}): name one")
+
+
 async def _task(
-    client: Client, task_id: str
+    client: Client, task_id: str, scope: Scope
 ) -> tuple[WorkflowHandle[object, ScheduleHostResult], str, str]:
-    """The task's run, its status in lower case, and the task queue whose worker answers it."""
+    """The task's run, its status in lower case, and the task queue whose worker answers it.
+    A task of a cluster outside `scope` is not found, as one that never was."""
     workflow_id = schedule_workflow_id(task_id)
     handle: WorkflowHandle[object, ScheduleHostResult] = client.get_workflow_handle(
         workflow_id, result_type=ScheduleHostResult
@@ -140,6 +173,8 @@ async def _task(
     except SpareNotFound:
         raise ApiError(f"no task '{task_id}'", Code.TASK_NOT_FOUND) from None
     if description.workflow_type != SCHEDULE_HOST:
+        raise ApiError(f"no task '{task_id}'", Code.TASK_NOT_FOUND)
+    if scope is not None and description.typed_search_attributes.get(CLUSTER) not in scope:
         raise ApiError(f"no task '{task_id}'", Code.TASK_NOT_FOUND)
     run_status = description.status or WorkflowExecutionStatus.RUNNING
     return handle, run_status.name.lower(), description.task_queue
@@ -154,8 +189,8 @@ async def _task(
     summary="The host a /schedule task reserved, once it is decided",
     dependencies=[Depends(ANY_ROLE)],
 )
-async def result(task_id: str, client: TemporalClient) -> TaskResult:
-    handle, run_status, task_queue = await _task(client, task_id)
+async def result(task_id: str, client: TemporalClient, caller: CurrentCaller) -> TaskResult:
+    handle, run_status, task_queue = await _task(client, task_id, caller.clusters)
     if run_status == "running":
         await require_worker(client, task_queue)
     with temporal_errors(handle.id):
@@ -186,8 +221,8 @@ async def result(task_id: str, client: TemporalClient) -> TaskResult:
     summary="Free the host a /schedule task holds (the caller's VM now counts itself)",
     dependencies=[Depends(UPGRADE_CONTROLLER)],
 )
-async def release(task_id: str, client: TemporalClient) -> TaskReleased:
-    handle, run_status, _ = await _task(client, task_id)
+async def release(task_id: str, client: TemporalClient, caller: CurrentCaller) -> TaskReleased:
+    handle, run_status, _ = await _task(client, task_id, caller.clusters)
     if run_status != "running":
         raise ApiError(f"task {task_id} is {run_status}", Code.TASK_ENDED)
     with temporal_errors(handle.id):

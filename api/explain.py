@@ -44,6 +44,12 @@ class ExplainBody(BaseModel):
     inventory: str | None = Field(
         default=None, description="Configured inventory to take hosts from when none are given"
     )
+    cluster: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=63,
+        description="Explain for this registered cluster: its inventories only",
+    )
 
 
 class ExplainResult(BaseModel):
@@ -60,7 +66,9 @@ async def build_input(
     """The input the ledger's placement would build: for a configured inventory, its snapshot
     with the ledger's pending reservations counted and the configured policy (else the one the
     inventory carries); a body's own hosts, VMs and policy take their place."""
-    fields = body.model_dump(exclude_none=True, exclude={"inventory", "request", "policy"})
+    fields = body.model_dump(
+        exclude_none=True, exclude={"inventory", "request", "policy", "cluster"}
+    )
     reservations: list[Reservation] = []
     if body.hosts is None:
         name = body.inventory or "default"

@@ -162,10 +162,19 @@ def check_names(settings: Settings, request: SpareRequest) -> None:
 
 def check_cluster(settings: Settings, request: SpareRequest) -> None:
     """The request's cluster is registered and lets it use its inventory, pool, receivers."""
+    check_cluster_use(settings, request.cluster, request.inventory, request.pool, request.receivers)
+
+
+def check_cluster_use(
+    settings: Settings,
+    cluster: str,
+    inventory: str | None = None,
+    pool: str | None = None,
+    receivers: list[str] | None = None,
+) -> None:
+    """422 `unknown_cluster`, or `not_allowed_for_cluster` naming the field at fault."""
     try:
-        settings.cluster_registry.check(
-            request.cluster, request.inventory, request.pool, request.receivers
-        )
+        settings.cluster_registry.check(cluster, inventory, pool, receivers)
     except NotAllowed as refused:
         code = Code.UNKNOWN_CLUSTER if refused.unknown_cluster else Code.NOT_ALLOWED_FOR_CLUSTER
         raise InvalidInput(refused.field, refused.reason, code) from None

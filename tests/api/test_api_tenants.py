@@ -1,7 +1,9 @@
 """Tenants kept apart: a token scoped to one cluster never reaches another cluster's spares.
 
-The matrix runs every `/v1` operation the app serves with the tokens of cluster prod-a
-against what belongs to prod-b; a new operation fails the matrix until it has a case.
+The matrix runs every route the app serves (read from its route table: `/v1`, the deprecated
+aliases, the original scheduler's `/schedule`, the probes and the schema pages) with the
+tokens of cluster prod-a against what belongs to prod-b; a new route fails the matrix until it
+has a case.
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
+from fastapi.routing import iter_route_contexts
 from pydantic import SecretStr
 from temporalio.client import Client
 
+from api.versions import LEGACY_PATHS
 from contracts.warm import WarmPoolSpec
 from runtime.clusters import ClusterConfig
 from runtime.receivers import ReceiverConfig
@@ -73,6 +78,8 @@ def tenants(api_settings: Settings, tmp_path: Path) -> Settings:
 class Tenants:
     api: httpx.AsyncClient
     b_spare: str
+    # prod-b's task of the original scheduler's API.
+    b_task: str
 
 
 @pytest.fixture
@@ -83,85 +90,132 @@ async def scoped(tenants: Settings, client: Client) -> AsyncIterator[Tenants]:
         started = await api.post("/v1/spares", json=body, headers=bearer("ctl-b-93ab61d4"))
         assert started.status_code == 202, started.text
         spare_id = started.json()["spare_id"]
+        # Its token acts for prod-b alone: the task is prod-b's without naming it.
+        schedule = {"requested_cpu": 1, "requested_memory": 512}
+        task = await api.post("/schedule", json=schedule, headers=bearer("ctl-b-93ab61d4"))
+        assert task.status_code == 200, task.text
+        task_id = task.json()["task_id"]
         try:
-            yield Tenants(api, spare_id)
+            yield Tenants(api, spare_id, task_id)
         finally:
             await client.get_workflow_handle(spare_id).terminate("test over")
+            await client.get_workflow_handle(f"schedule-{task_id}").terminate("test over")
 
 
-def _cases(b_spare: str) -> dict[tuple[str, str], tuple[str, dict[str, Any] | None, Any]]:
-    """(method, path) -> (the path filled in, the body, what prod-a's tokens must get)."""
+@dataclass(frozen=True)
+class Case:
+    """What prod-a's tokens must get from one route: `path` filled in with prod-b's objects."""
+
+    path: str
+    status: int
+    # A problem code; "no prod-b": an answer that names nothing of prod-b.
+    code: str
+    body: dict[str, Any] | None = None
+
+
+NOTHING_OF_B = "no prod-b"
+
+
+def _cases(of_b: Tenants) -> dict[tuple[str, str], Case]:
+    """(method, route path) -> its case; the deprecated aliases take their `/v1` route's."""
     prepare = spare_body(cluster="prod-b", inventory="default")
-    explain = {"request": {"name": "x", "cpu": 1, "memory_mb": 512}, "inventory": "default"}
-    return {
-        ("post", "/v1/spares"): ("/v1/spares", prepare, (403, "cluster_forbidden")),
-        ("get", "/v1/spares"): ("/v1/spares?cluster=prod-b", None, (200, "no prod-b")),
-        ("get", "/v1/spares/{spare_id}"): (f"/v1/spares/{b_spare}", None, (404, "spare_not_found")),
-        ("post", "/v1/spares/{spare_id}/release"): (
-            f"/v1/spares/{b_spare}/release",
-            {},
-            (404, "spare_not_found"),
-        ),
-        ("delete", "/v1/spares/{spare_id}"): (
-            f"/v1/spares/{b_spare}",
-            None,
-            (404, "spare_not_found"),
-        ),
-        ("post", "/v1/placement/explain"): (
-            "/v1/placement/explain",
-            explain,
-            (422, "not_allowed_for_cluster"),
-        ),
-        ("get", "/v1/warm-pools"): ("/v1/warm-pools", None, (200, "no prod-b")),
-        ("get", "/v1/warm-pools/{name}"): (
-            "/v1/warm-pools/warm-b",
-            None,
-            (404, "warm_pool_not_found"),
-        ),
-        ("get", "/v1/clusters"): ("/v1/clusters", None, (200, "no prod-b")),
+    explain = {
+        "request": {"name": "x", "cpu": 1, "memory_mb": 512},
+        "inventory": "default",
+        "cluster": "prod-b",
     }
+    schedule = {"requested_cpu": 1, "requested_memory": 512, "cluster": "prod-b"}
+    spare, task = f"/v1/spares/{of_b.b_spare}", of_b.b_task
+    v1 = {
+        ("POST", "/v1/spares"): Case("/v1/spares", 403, "cluster_forbidden", prepare),
+        ("GET", "/v1/spares"): Case("/v1/spares?cluster=prod-b", 200, NOTHING_OF_B),
+        ("GET", "/v1/spares/{spare_id}"): Case(spare, 404, "spare_not_found"),
+        ("POST", "/v1/spares/{spare_id}/release"): Case(
+            f"{spare}/release", 404, "spare_not_found", {}
+        ),
+        ("DELETE", "/v1/spares/{spare_id}"): Case(spare, 404, "spare_not_found"),
+        ("POST", "/v1/placement/explain"): Case(
+            "/v1/placement/explain", 403, "cluster_forbidden", explain
+        ),
+        ("GET", "/v1/warm-pools"): Case("/v1/warm-pools", 200, NOTHING_OF_B),
+        ("GET", "/v1/warm-pools/{name}"): Case("/v1/warm-pools/warm-b", 404, "warm_pool_not_found"),
+        ("GET", "/v1/clusters"): Case("/v1/clusters", 200, NOTHING_OF_B),
+    }
+    legacy = {
+        (method, old): Case(
+            v1[(method, new)].path.replace(new.split("{")[0], old.split("{")[0], 1),
+            v1[(method, new)].status,
+            v1[(method, new)].code,
+            v1[(method, new)].body,
+        )
+        for (method, new), old in LEGACY_PATHS.items()
+        if (method, new) in v1
+    }
+    original = {
+        ("POST", "/schedule"): Case("/schedule", 403, "cluster_forbidden", schedule),
+        ("GET", "/result/{task_id}"): Case(f"/result/{task}", 404, "task_not_found"),
+        ("DELETE", "/schedule/{task_id}"): Case(f"/schedule/{task}", 404, "task_not_found"),
+    }
+    # Open to anyone, and about no cluster: they must not carry prod-b's objects either.
+    open_routes = {
+        ("GET", path): Case(path, 200, NOTHING_OF_B)
+        for path in ("/healthz", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect")
+    }
+    open_routes[("GET", "/redoc")] = Case("/redoc", 200, NOTHING_OF_B)
+    return {**v1, **legacy, **original, **open_routes}
 
 
-def v1_operations(api: httpx.AsyncClient) -> list[tuple[str, str]]:
-    app = api._transport.app  # type: ignore[attr-defined]
-    paths: dict[str, dict[str, Any]] = app.openapi()["paths"]
-    return sorted(
-        (method, path)
-        for path, operations in paths.items()
-        if path.startswith("/v1/")
-        for method in operations
+def served_routes(api: httpx.AsyncClient) -> list[tuple[str, str]]:
+    """Every (method, path) in the app's route table, whether the schema lists it or not."""
+    app: FastAPI = api._transport.app  # type: ignore[attr-defined]
+    routes: set[tuple[str, str]] = set()
+    for route in iter_route_contexts(app.routes):
+        path = getattr(route, "path", None) or repr(route)
+        methods = getattr(route, "methods", None) or {"(not HTTP)"}
+        routes.update((method, path) for method in methods if method != "HEAD")
+    return sorted(routes)
+
+
+def _never(path: str, of_b: Tenants) -> str:
+    """The same path naming objects that never existed."""
+    return (
+        path.replace(of_b.b_spare, NEVER_SPARE)
+        .replace("warm-b", "warm-z")
+        .replace(of_b.b_task, "0" * len(of_b.b_task))
     )
 
 
-async def test_every_v1_operation_keeps_prod_b_from_prod_a_tokens(scoped: Tenants) -> None:
-    cases = _cases(scoped.b_spare)
-    operations = v1_operations(scoped.api)
-    assert ("get", "/v1/spares/{spare_id}") in operations
-    missing = [op for op in operations if op not in cases]
-    assert not missing, f"operations without a tenant case (add one to _cases): {missing}"
-    for method, template in operations:
-        path, body, (status, code) = cases[(method, template)]
+async def test_every_route_keeps_prod_b_from_prod_a_tokens(scoped: Tenants) -> None:
+    cases = _cases(scoped)
+    routes = served_routes(scoped.api)
+    for known in (("GET", "/v1/spares/{spare_id}"), ("GET", "/spare/{spare_id}"), ("GET", "/docs")):
+        assert known in routes, f"the route table misses {known}: {routes}"
+    missing = [route for route in routes if route not in cases]
+    assert not missing, f"routes without a tenant case (add one to _cases): {missing}"
+    stale = [route for route in cases if route not in routes]
+    assert not stale, f"cases for routes the app no longer serves: {stale}"
+    for method, template in routes:
+        case = cases[(method, template)]
         for token in A_TOKENS:
             answer = await scoped.api.request(
-                method.upper(), path, json=body, headers=bearer(token)
+                method, case.path, json=case.body, headers=bearer(token)
             )
-            where = f"{method.upper()} {path} as {token[:5]}"
+            where = f"{method} {case.path} as {token[:5]}"
             if answer.status_code == 403 and answer.json()["code"] == "forbidden":
                 continue  # the role may not call it at all: refused before any lookup
-            assert answer.status_code == status, (where, answer.text)
-            if code == "no prod-b":
-                for of_b in (scoped.b_spare, "warm-b", "prod-b"):
-                    assert of_b not in answer.text, where
+            assert answer.status_code == case.status, (where, answer.text)
+            if case.code == NOTHING_OF_B:
+                for of_b in (scoped.b_spare, "warm-b", "prod-b", scoped.b_task):
+                    assert of_b not in answer.text, (where, of_b)
                 continue
-            assert answer.json()["code"] == code, where
-            if status == 404:
+            assert answer.json()["code"] == case.code, where
+            if case.status == 404:
                 # Word for word what a name that never existed gets: nothing is revealed.
-                never = path.replace(scoped.b_spare, NEVER_SPARE).replace("warm-b", "warm-z")
+                never = _never(case.path, scoped)
                 other = await scoped.api.request(
-                    method.upper(), never, json=body, headers=bearer(token)
+                    method, never, json=case.body, headers=bearer(token)
                 )
-                seen = answer.json()["detail"].replace(scoped.b_spare, NEVER_SPARE)
-                assert seen.replace("warm-b", "warm-z") == other.json()["detail"], where
+                assert _never(answer.json()["detail"], scoped) == other.json()["detail"], where
 
 
 async def test_the_owner_and_an_unscoped_operator_still_see_the_spare(scoped: Tenants) -> None:
@@ -177,6 +231,10 @@ async def test_the_owner_and_an_unscoped_operator_still_see_the_spare(scoped: Te
     # prod-b's controller reaches its spare: past the scope, the next answer is the worker's.
     mine = await scoped.api.get(f"/v1/spares/{scoped.b_spare}", headers=bearer("ctl-b-93ab61d4"))
     assert mine.status_code == 503 and mine.json()["code"] == "temporal_unavailable"
+    task = await scoped.api.get(f"/result/{scoped.b_task}", headers=bearer("ctl-b-93ab61d4"))
+    assert task.status_code == 503 and task.json()["code"] == "temporal_unavailable"
+    every = await scoped.api.get(f"/result/{scoped.b_task}", headers=bearer("op-all-2c8e5b71"))
+    assert every.status_code == 503, every.text
 
 
 async def test_a_scoped_list_shows_only_its_clusters(scoped: Tenants, client: Client) -> None:

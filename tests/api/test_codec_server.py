@@ -101,3 +101,34 @@ async def test_only_the_ui_origin_passes_the_browser_preflight(
 async def test_probes_answer_without_a_token(http: httpx.AsyncClient) -> None:
     for path in ("/healthz", "/readyz"):
         assert (await http.get(path)).status_code == 200
+
+
+async def test_no_route_of_the_codec_server_takes_an_api_token(http: httpx.AsyncClient) -> None:
+    """Decoding shows every cluster's payloads: a cluster-scoped API token (or any API token)
+    reaches none of it; the probes say only that the process is up. A new route fails here
+    until it has a case."""
+    app = http._transport.app  # type: ignore[attr-defined]
+    routes = sorted(
+        (method, route.path)
+        for route in app.routes
+        for method in (route.methods or {"(not HTTP)"})
+        if method != "HEAD"
+    )
+    cases = {
+        ("POST", "/encode"): 401,
+        ("POST", "/decode"): 401,
+        ("GET", "/healthz"): 200,
+        ("GET", "/readyz"): 200,
+    }
+    assert routes == sorted(cases), "a codec server route without a case here"
+    sealed = await http.post(
+        "/encode",
+        content=payloads_json(Payload(metadata={"encoding": b"json/plain"}, data=b'"prod-b"')),
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )
+    for (method, path), status in cases.items():
+        answer = await http.request(
+            method, path, content=sealed.text, headers={"Authorization": "Bearer ctl-a-5f0c2e9b"}
+        )
+        assert answer.status_code == status, (method, path, answer.text)
+        assert "prod-b" not in answer.text

@@ -37,6 +37,7 @@ class ExplainBody:
             used_vmids (list[int] | None | Unset):
             next_vmid (int | None | Unset):
             inventory (None | str | Unset): Configured inventory to take hosts from when none are given
+            cluster (None | str | Unset): Explain for this registered cluster: its inventories only
      """
 
     request: ExplainBodyRequest
@@ -46,6 +47,7 @@ class ExplainBody:
     used_vmids: list[int] | None | Unset = UNSET
     next_vmid: int | None | Unset = UNSET
     inventory: None | str | Unset = UNSET
+    cluster: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -115,6 +117,12 @@ class ExplainBody:
         else:
             inventory = self.inventory
 
+        cluster: None | str | Unset
+        if isinstance(self.cluster, Unset):
+            cluster = UNSET
+        else:
+            cluster = self.cluster
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -133,6 +141,8 @@ class ExplainBody:
             field_dict["next_vmid"] = next_vmid
         if inventory is not UNSET:
             field_dict["inventory"] = inventory
+        if cluster is not UNSET:
+            field_dict["cluster"] = cluster
 
         return field_dict
 
@@ -258,6 +268,16 @@ class ExplainBody:
         inventory = _parse_inventory(d.pop("inventory", UNSET))
 
 
+        def _parse_cluster(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        cluster = _parse_cluster(d.pop("cluster", UNSET))
+
+
         explain_body = cls(
             request=request,
             policy=policy,
@@ -266,6 +286,7 @@ class ExplainBody:
             used_vmids=used_vmids,
             next_vmid=next_vmid,
             inventory=inventory,
+            cluster=cluster,
         )
 
 

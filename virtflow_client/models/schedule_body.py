@@ -31,6 +31,8 @@ class ScheduleBody:
             dedicated (bool | Unset):  Default: False.
             inventory (str | Unset):  Default: 'default'.
             hold_seconds (int | Unset):  Default: 900.
+            cluster (None | str | Unset): The registered cluster the task is for; default: the one cluster the token acts
+                for (an unscoped token's task belongs to no cluster)
      """
 
     requested_cpu: int
@@ -39,6 +41,7 @@ class ScheduleBody:
     dedicated: bool | Unset = False
     inventory: str | Unset = 'default'
     hold_seconds: int | Unset = 900
+    cluster: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -62,6 +65,12 @@ class ScheduleBody:
 
         hold_seconds = self.hold_seconds
 
+        cluster: None | str | Unset
+        if isinstance(self.cluster, Unset):
+            cluster = UNSET
+        else:
+            cluster = self.cluster
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -77,6 +86,8 @@ class ScheduleBody:
             field_dict["inventory"] = inventory
         if hold_seconds is not UNSET:
             field_dict["hold_seconds"] = hold_seconds
+        if cluster is not UNSET:
+            field_dict["cluster"] = cluster
 
         return field_dict
 
@@ -105,6 +116,16 @@ class ScheduleBody:
 
         hold_seconds = d.pop("hold_seconds", UNSET)
 
+        def _parse_cluster(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        cluster = _parse_cluster(d.pop("cluster", UNSET))
+
+
         schedule_body = cls(
             requested_cpu=requested_cpu,
             requested_memory=requested_memory,
@@ -112,6 +133,7 @@ class ScheduleBody:
             dedicated=dedicated,
             inventory=inventory,
             hold_seconds=hold_seconds,
+            cluster=cluster,
         )
 
 
