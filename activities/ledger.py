@@ -95,7 +95,11 @@ async def booking_lead(
         if err.status != RPCStatusCode.NOT_FOUND:
             raise
         times = []
-    return BookingLeadResult(lead_seconds=policy.lead(times), measured=len(times))
+    return BookingLeadResult(
+        lead_seconds=policy.lead(times),
+        measured=len(times),
+        window_ending_seconds=policy.window_ending_seconds,
+    )
 
 
 async def reserve_group(client: Client, inp: ReserveGroupInput) -> ReserveGroupResult:

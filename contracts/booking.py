@@ -22,6 +22,8 @@ READY_TIMES_QUERY = "ready_times"
 READY_TIMES_KEPT = 50
 # The key of spares that name no template (the pool's, or the default).
 ANY_TEMPLATE = "-"
+# `spare.window_ending` goes out this long before a window's end unless configured.
+WINDOW_ENDING_SECONDS = 1800
 
 
 class Window(BaseModel):
@@ -47,11 +49,13 @@ class Window(BaseModel):
 
 
 class LeadPolicy(BaseModel):
-    """How much earlier than its window a booking's spare is made (from the settings)."""
+    """How much earlier than its window a booking's spare is made, and how long before its
+    window's end `spare.window_ending` is sent (from the settings)."""
 
     default_seconds: int = Field(default=900, ge=0)
     floor_seconds: int = Field(default=60, ge=0)
     margin_seconds: int = Field(default=120, ge=0)
+    window_ending_seconds: int = Field(default=WINDOW_ENDING_SECONDS, ge=0)
 
     def lead(self, ready_times: list[float]) -> int:
         """p90 of the recent create-to-Ready times plus the margin, never under the floor;
@@ -87,6 +91,8 @@ class BookingLeadResult(BaseModel):
     lead_seconds: int
     # How many measured times the lead comes from (0: the configured default).
     measured: int = 0
+    # How long before the window's end `spare.window_ending` goes out (0: never).
+    window_ending_seconds: int = WINDOW_ENDING_SECONDS
 
 
 class BookingInfo(BaseModel):

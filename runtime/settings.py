@@ -32,7 +32,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
-from contracts.booking import LeadPolicy
+from contracts.booking import WINDOW_ENDING_SECONDS, LeadPolicy
 from contracts.common import TASK_QUEUE
 from contracts.drain import DrainPolicy
 from contracts.warm import WarmPoolSpec
@@ -243,6 +243,9 @@ class Settings(BaseSettings):
     """The shortest lead: a booking's spare is never made later than this before its window."""
     booking_lead_margin_seconds: int = Field(default=120, ge=0)
     """Added to the p90 of the recent create-to-Ready times to make a booking's lead."""
+    booking_window_ending_seconds: int = Field(default=WINDOW_ENDING_SECONDS, ge=0)
+    """How long before a booking's window ends `spare.window_ending` is sent (at once when the
+    spare is Ready later than that; 0: never)."""
 
     warm_pools: list[WarmPoolSpec] = Field(default_factory=list)
     """Spares kept Ready ahead of demand (`VIRTFLOW_WARM_POOLS` as JSON): each `{name, cluster,
@@ -530,6 +533,7 @@ class Settings(BaseSettings):
             default_seconds=self.booking_lead_default_seconds,
             floor_seconds=self.booking_lead_floor_seconds,
             margin_seconds=self.booking_lead_margin_seconds,
+            window_ending_seconds=self.booking_window_ending_seconds,
         )
 
     @property

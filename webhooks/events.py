@@ -23,6 +23,7 @@ class EventType(StrEnum):
     RELEASED = "spare.released"
     UNHEALTHY = "spare.unhealthy"
     REPLACED = "spare.replaced"
+    WINDOW_ENDING = "spare.window_ending"
     WARM_POOL_SHORT = "warm_pool.short"
 
 
@@ -44,6 +45,11 @@ EVENT_DESCRIPTIONS: dict[EventType, str] = {
     EventType.REPLACED: (
         "An unhealthy spare's replacement is Ready on another host (`data.replacement`); "
         "the old spare is released next."
+    ),
+    EventType.WINDOW_ENDING: (
+        "A booked spare's window ends soon (`booking_window_ending_seconds` ahead, or at once "
+        "when it is Ready later than that); `data.window` is the window, `data.reason` says "
+        "when it ends. Extend the window or let the spare go; sent again for a new end."
     ),
     EventType.WARM_POOL_SHORT: (
         "A warm pool cannot keep its size: no room for another warm spare, or its spares fail "
@@ -143,6 +149,15 @@ class Replacement(BaseModel):
     new_host: str | None = None
 
 
+class BookingWindow(BaseModel):
+    """A booked spare's window: Ready from `start`, released at `end`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    start: AwareDatetime
+    end: AwareDatetime
+
+
 class SpareEventData(BaseModel):
     """What happened to which spare: the `data` object of every event."""
 
@@ -159,6 +174,9 @@ class SpareEventData(BaseModel):
     )
     drain: DrainInfo | None = None
     replacement: Replacement | None = None
+    window: BookingWindow | None = Field(
+        default=None, description="On spare.window_ending: the booking's window."
+    )
 
 
 class SpareEvent(BaseModel):

@@ -1,6 +1,7 @@
 """A booked spare's part of PrepareSpare: its lead, the durable sleep to its lead start, the
-end of its hold at its window's end, and the create-to-Ready times every spare tells its
-inventory's ledger (the leads of later bookings are measured from them).
+end of its hold at its window's end with `spare.window_ending` ahead of it, and the
+create-to-Ready times every spare tells its inventory's ledger (the leads of later bookings
+are measured from them).
 
 Plain deterministic code with no module state: passed through the sandbox (worker/worker.py).
 """
@@ -27,7 +28,10 @@ with workflow.unsafe.imports_passed_through():
     )
     from contracts.ledger import Hold, Reservation, ledger_workflow_id
     from contracts.spare import Phase, SpareRequest
+    from contracts.vm import VmFacts
+    from webhooks.events import BookingWindow, EventType
 
+from .notifier import Notifier
 from .progress import Progress
 
 # The lead is one query of the ledger: a few tries, then the configured default is no worse.
@@ -43,6 +47,7 @@ class Booking:
         self.progress = progress
         self.measured = 0
         self.lead_seconds = 0
+        self.window_ending_seconds = 0
 
     async def hold(self) -> Hold:
         """The room to ask the ledger for: from the lead start to the window's end. (A booking
@@ -54,6 +59,7 @@ class Booking:
             retry_policy=LEAD_RETRY,
         )
         self.measured = lead.measured
+        self.window_ending_seconds = lead.window_ending_seconds
         return self.req.hold(workflow.now(), lead.lead_seconds)
 
     async def wait_for_lead_start(self, reservation: Reservation) -> None:
@@ -86,10 +92,41 @@ class Booking:
         if workflow.now() <= self.window.start:
             metrics.booking(workflow.metric_meter(), "missed_start")
 
-    @property
     def ends(self) -> tuple[datetime, str]:
-        """When the hold ends, and the release's reason then."""
+        """When the hold ends, and the release's reason then (asked anew: the end may move)."""
         return self.window.end, f"its window ended at {self.window.end.isoformat()}"
+
+    async def tell_window_ending(self, notifier: Notifier, vm: VmFacts) -> None:
+        """`spare.window_ending` once the end is `window_ending_seconds` away (at once when
+        Ready later than that), and again for each new end a change of the window sets. Runs
+        beside the hold; cancelled when the hold ends."""
+        if self.window_ending_seconds <= 0:
+            return
+        told = 0
+        while True:
+            end = self.window.end
+            notice_at = end - timedelta(seconds=self.window_ending_seconds)
+            wait = notice_at - workflow.now()
+            if wait > timedelta(0):
+                try:
+                    await workflow.wait_condition(
+                        lambda: self.window.end != end,  # noqa: B023
+                        timeout=wait,
+                        timeout_summary=f"spare.window_ending at {notice_at.isoformat()}",
+                    )
+                    continue  # the end moved: its notice is counted from the new end
+                except TimeoutError:
+                    pass
+            notifier.send(
+                EventType.WINDOW_ENDING,
+                host=vm.host,
+                vm=vm,
+                reason=f"its window ends at {end.isoformat()}",
+                window=BookingWindow(start=self.window.start, end=end),
+                occurrence=told,
+            )
+            told += 1
+            await workflow.wait_condition(lambda: self.window.end != end)  # noqa: B023
 
 
 async def tell_ready_time(req: SpareRequest, created_at: datetime) -> None:

@@ -13,6 +13,7 @@ healthy again, clears the status, and watches anew.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -85,10 +86,11 @@ class HeldSpare:
         notifier: Notifier,
         release: Callable[[], ReleaseRequest | None],
         show: Callable[[str], None],
-        ends: tuple[datetime, str] | None = None,
+        ends: Callable[[], tuple[datetime, str]] | None = None,
     ) -> None:
         self.req = req
-        # A booking's hold ends at its window's end (and says so), not after its TTL.
+        # A booking's hold ends at its window's end (and says so), not after its TTL; asked
+        # anew each round, as a change of the window moves it.
         self._ends = ends
         self.status = status
         self.notifier = notifier
@@ -109,12 +111,10 @@ class HeldSpare:
     async def hold(self) -> str:
         """Until released, the TTL expires or a replacement took over: the release reason."""
         req = self.req
-        deadline = workflow.now() + timedelta(seconds=req.ttl_seconds)
-        expired = f"TTL of {req.ttl_seconds} s expired"
-        if self._ends is not None:
-            deadline, expired = self._ends
+        ttl_end = workflow.now() + timedelta(seconds=req.ttl_seconds)
         until = "unhealthy"
         while True:
+            deadline, expired = self._deadline(ttl_end)
             remaining = (deadline - workflow.now()).total_seconds()
             if remaining <= 0:
                 return expired
@@ -122,7 +122,11 @@ class HeldSpare:
             self._watches = [w for w in self._watches if not w.done()] + [watch]
             try:
                 await workflow.wait_condition(
-                    lambda: self._release() is not None or watch.done(),  # noqa: B023
+                    lambda: (
+                        self._release() is not None
+                        or watch.done()  # noqa: B023
+                        or self._deadline(ttl_end)[0] != deadline  # noqa: B023
+                    ),
                     timeout=timedelta(seconds=remaining),
                 )
             except TimeoutError:
@@ -142,12 +146,15 @@ class HeldSpare:
                 # Retries cover transient faults; this one is permanent. The spare is fine
                 # as far as anyone knows: keep holding, say that nobody watches it.
                 self._show(f"held; its Node is not watched: {err.cause or err}")
-                await workflow.wait_condition(
-                    lambda: self._release() is not None,
-                    timeout=timedelta(
-                        seconds=max(0.0, (deadline - workflow.now()).total_seconds())
-                    ),
-                )
+                with contextlib.suppress(TimeoutError):
+                    await workflow.wait_condition(
+                        lambda: (
+                            self._release() is not None or self._deadline(ttl_end)[0] != deadline  # noqa: B023
+                        ),
+                        timeout=timedelta(
+                            seconds=max(0.0, (deadline - workflow.now()).total_seconds())
+                        ),
+                    )
                 continue
             if health.releasing:
                 # Someone released its Node (ReleaseSpare started alone): the spare is gone.
@@ -161,6 +168,12 @@ class HeldSpare:
             if replaced is not None:
                 return replaced
             until = "healthy"
+
+    def _deadline(self, ttl_end: datetime) -> tuple[datetime, str]:
+        """When the hold ends, and the release's reason then."""
+        if self._ends is not None:
+            return self._ends()
+        return ttl_end, f"TTL of {self.req.ttl_seconds} s expired"
 
     async def stopped(self) -> None:
         """Wait until the Node's watch has ended (its cancel is acknowledged, or it saw the

@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         RetryPolicySpec,
     )
     from webhooks.events import (
+        BookingWindow,
         DrainInfo,
         EventType,
         Replacement,
@@ -111,6 +112,7 @@ class Notifier:
         topology: TopologyInfo | None = None,
         drain: DrainInfo | None = None,
         replacement: Replacement | None = None,
+        window: BookingWindow | None = None,
         occurrence: int = 0,
     ) -> None:
         """`occurrence` counts an event type's repeats within this run (its webhook id)."""
@@ -127,6 +129,7 @@ class Notifier:
                 topology=topology,
                 drain=drain,
                 replacement=replacement,
+                window=window,
             ),
         )
         run_id = self.run_id or workflow.info().run_id

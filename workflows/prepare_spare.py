@@ -372,7 +372,13 @@ class PrepareSpare:
             progress.show,
             ends=self._booking.ends if self._booking is not None else None,
         )
-        return await self._held.hold()
+        if self._booking is None or self._vm is None:
+            return await self._held.hold()
+        ending = asyncio.ensure_future(self._booking.tell_window_ending(self._notifier, self._vm))
+        try:
+            return await self._held.hold()
+        finally:
+            ending.cancel()
 
     async def _run_release(
         self, spare_id: str, req: SpareRequest, host: str | None, reason: str

@@ -30,10 +30,18 @@ from contracts.kubernetes import (
     WaitNodeReadyInput,
 )
 from contracts.ledger import FreeInput, FreeResult, Hold, Reservation, ReserveInput, ReserveResult
-from contracts.notify import PlanNotificationsInput, PlanNotificationsResult
+from contracts.notify import (
+    DeliverWebhookInput,
+    DeliveryResult,
+    PlanNotificationsInput,
+    PlanNotificationsResult,
+    ReceiverRoute,
+    RetryPolicySpec,
+)
 from contracts.spare_ids import EarlierRunInput, EarlierRunResult
 from contracts.vm import CreateVmInput, DestroyVmInput, VmFacts
 from contracts.warm import WarmCandidatesInput, WarmCandidatesResult
+from webhooks.events import SpareEvent
 
 NOT_READY = ["Ready=False (KubeletNotReady)"]
 
@@ -62,7 +70,11 @@ class StandIns:
     calls: list[tuple[str, str]] = field(default_factory=list)
     # A booking's lead, and the hold each reservation was asked for.
     lead_seconds: int = 600
+    window_ending_seconds: int = 1800
     holds: dict[str, Hold | None] = field(default_factory=dict)
+    # With a receiver, every event is delivered to it (in place of the HTTP call) and kept.
+    receiver: str | None = None
+    events: list[tuple[str, SpareEvent]] = field(default_factory=list)
 
     def asked(self, name: str) -> list[str]:
         return [subject for called, subject in self.calls if called == name]
@@ -73,7 +85,17 @@ class StandIns:
 
         @standin(NotifyActivities.plan_notifications)
         async def plan_notifications(inp: PlanNotificationsInput) -> PlanNotificationsResult:
-            return PlanNotificationsResult(routes=[])
+            if self.receiver is None:
+                return PlanNotificationsResult(routes=[])
+            route = ReceiverRoute(name=self.receiver, retry=RetryPolicySpec.from_schedule([1.0]))
+            return PlanNotificationsResult(routes=[route])
+
+        @standin(NotifyActivities.deliver_webhook)
+        async def deliver_webhook(inp: DeliverWebhookInput) -> DeliveryResult:
+            self.events.append((inp.webhook_id, inp.event))
+            return DeliveryResult(
+                receiver=inp.receiver, webhook_id=inp.webhook_id, status_code=204, outcome="delivered"
+            )
 
         @standin(SpareIdActivities.earlier_run)
         async def earlier_run(inp: EarlierRunInput) -> EarlierRunResult:
@@ -97,7 +119,9 @@ class StandIns:
         @standin(LedgerActivities.booking_lead)
         async def booking_lead(inp: BookingLeadInput) -> BookingLeadResult:
             self.calls.append(("booking_lead", inp.inventory))
-            return BookingLeadResult(lead_seconds=self.lead_seconds)
+            return BookingLeadResult(
+                lead_seconds=self.lead_seconds, window_ending_seconds=self.window_ending_seconds
+            )
 
         @standin(LedgerActivities.free_capacity)
         async def free_capacity(inp: FreeInput) -> FreeResult:
@@ -164,6 +188,7 @@ class StandIns:
 
         return [
             plan_notifications,
+            deliver_webhook,
             earlier_run,
             warm_candidates,
             reserve_capacity,

@@ -128,3 +128,50 @@ async def test_an_ordinary_spare_holds_its_room_until_its_ttl_can_have_ended(
     longest += req.drain_timeout_seconds
     assert timedelta(0) <= hold.end - began - timedelta(seconds=longest) < timedelta(minutes=1)
     assert standins.asked("booking_lead") == []
+
+
+@pytest.mark.parametrize(
+    ("hours", "notice", "sent_at"),
+    [
+        pytest.param(4, 1800, "end - notice", id="the notice before the end"),
+        pytest.param(0.5, 3600, "ready", id="a window shorter than the notice: when Ready"),
+    ],
+)
+async def test_a_booking_says_its_window_is_ending_a_set_time_before_its_end(
+    time_skipping_env: WorkflowEnvironment, hours: float, notice: int, sent_at: str
+) -> None:
+    env = time_skipping_env
+    standins = StandIns(lead_seconds=LEAD, window_ending_seconds=notice, receiver="ctrl")
+    window = await two_days_ahead(env, hours)
+    req = request(window=window)
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(env.client, w.task_queue, req)
+        result: SpareResult = await handle.result()
+
+    assert result.phase == Phase.RELEASED
+    # Deliveries run side by side: events sent in one workflow task may arrive in any order.
+    sent = sorted(event.type.value for _, event in standins.events)
+    assert sent == [
+        "spare.ready",
+        "spare.release_started",
+        "spare.released",
+        "spare.reserved",
+        "spare.vm_created",
+        "spare.window_ending",
+    ]
+    events = {e.type.value: e for _, e in standins.events}
+    assert events["spare.ready"].timestamp <= events["spare.window_ending"].timestamp
+    assert events["spare.window_ending"].timestamp < events["spare.release_started"].timestamp
+    ending = events["spare.window_ending"]
+    expected = (
+        window.end - timedelta(seconds=notice)
+        if sent_at == "end - notice"
+        else events["spare.ready"].timestamp
+    )
+    assert timedelta(0) <= ending.timestamp - expected < timedelta(minutes=1)
+    assert ending.data.window is not None
+    assert (ending.data.window.start, ending.data.window.end) == (window.start, window.end)
+    assert ending.data.reason == f"its window ends at {window.end.isoformat()}"
+    assert ending.data.host == "bm-1"

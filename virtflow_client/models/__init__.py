@@ -3,6 +3,7 @@
 from .activity_timeouts import ActivityTimeouts
 from .blocking_budget import BlockingBudget
 from .booking_info import BookingInfo
+from .booking_window import BookingWindow
 from .budget_refusal import BudgetRefusal
 from .cancel_accepted import CancelAccepted
 from .cluster_list import ClusterList
@@ -79,6 +80,7 @@ __all__ = (
     "ActivityTimeouts",
     "BlockingBudget",
     "BookingInfo",
+    "BookingWindow",
     "BudgetRefusal",
     "CancelAccepted",
     "ClusterList",

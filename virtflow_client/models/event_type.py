@@ -9,6 +9,7 @@ class EventType(StrEnum):
     SPARE_RESERVED = "spare.reserved"
     SPARE_UNHEALTHY = "spare.unhealthy"
     SPARE_VM_CREATED = "spare.vm_created"
+    SPARE_WINDOW_ENDING = "spare.window_ending"
     WARM_POOL_SHORT = "warm_pool.short"
 
     def __str__(self) -> str:

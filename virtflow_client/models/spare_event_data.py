@@ -12,6 +12,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.booking_window import BookingWindow
   from ..models.drain_info import DrainInfo
   from ..models.replacement import Replacement
   from ..models.topology_info import TopologyInfo
@@ -39,6 +40,7 @@ class SpareEventData:
             topology (None | TopologyInfo | Unset): On spare.reserved, when the request named a topology.
             drain (DrainInfo | None | Unset):
             replacement (None | Replacement | Unset):
+            window (BookingWindow | None | Unset): On spare.window_ending: the booking's window.
      """
 
     spare_id: str
@@ -50,12 +52,14 @@ class SpareEventData:
     topology: None | TopologyInfo | Unset = UNSET
     drain: DrainInfo | None | Unset = UNSET
     replacement: None | Replacement | Unset = UNSET
+    window: BookingWindow | None | Unset = UNSET
 
 
 
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.booking_window import BookingWindow # noqa: PLC0415
         from ..models.drain_info import DrainInfo # noqa: PLC0415
         from ..models.replacement import Replacement # noqa: PLC0415
         from ..models.topology_info import TopologyInfo # noqa: PLC0415
@@ -114,6 +118,14 @@ class SpareEventData:
         else:
             replacement = self.replacement
 
+        window: dict[str, Any] | None | Unset
+        if isinstance(self.window, Unset):
+            window = UNSET
+        elif isinstance(self.window, BookingWindow):
+            window = self.window.to_dict()
+        else:
+            window = self.window
+
 
         field_dict: dict[str, Any] = {}
 
@@ -135,6 +147,8 @@ class SpareEventData:
             field_dict["drain"] = drain
         if replacement is not UNSET:
             field_dict["replacement"] = replacement
+        if window is not UNSET:
+            field_dict["window"] = window
 
         return field_dict
 
@@ -142,6 +156,7 @@ class SpareEventData:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.booking_window import BookingWindow # noqa: PLC0415
         from ..models.drain_info import DrainInfo # noqa: PLC0415
         from ..models.replacement import Replacement # noqa: PLC0415
         from ..models.topology_info import TopologyInfo # noqa: PLC0415
@@ -261,6 +276,26 @@ class SpareEventData:
         replacement = _parse_replacement(d.pop("replacement", UNSET))
 
 
+        def _parse_window(data: object) -> BookingWindow | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                window_type_0 = BookingWindow.from_dict(data)
+
+
+
+                return window_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(BookingWindow | None | Unset, data)
+
+        window = _parse_window(d.pop("window", UNSET))
+
+
         spare_event_data = cls(
             spare_id=spare_id,
             cluster=cluster,
@@ -271,6 +306,7 @@ class SpareEventData:
             topology=topology,
             drain=drain,
             replacement=replacement,
+            window=window,
         )
 
         return spare_event_data
