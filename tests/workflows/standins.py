@@ -94,7 +94,10 @@ class StandIns:
         async def deliver_webhook(inp: DeliverWebhookInput) -> DeliveryResult:
             self.events.append((inp.webhook_id, inp.event))
             return DeliveryResult(
-                receiver=inp.receiver, webhook_id=inp.webhook_id, status_code=204, outcome="delivered"
+                receiver=inp.receiver,
+                webhook_id=inp.webhook_id,
+                status_code=204,
+                outcome="delivered",
             )
 
         @standin(SpareIdActivities.earlier_run)
