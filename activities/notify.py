@@ -93,6 +93,8 @@ class NotifyActivities:
         what it may not use, before anything is reserved or created (non-retryable)."""
         if self._clusters is None or input.cluster is None:
             return input.receivers
+        if input.made:
+            return self._receivers_of_a_made_spare(input.cluster, input.receivers)
         try:
             self._clusters.check(input.cluster, input.inventory, input.pool, input.receivers)
         except NotAllowed as refused:
@@ -109,6 +111,19 @@ class NotifyActivities:
             return input.receivers
         # A cluster's events go only to its receivers.
         return self._clusters.receivers_of(input.cluster, self._receivers)
+
+    def _receivers_of_a_made_spare(self, cluster: str, named: list[str] | None) -> list[str]:
+        """What a spare made before this configuration may still tell: its cluster's receivers
+        only. Refusing now would stop its compensation, not only its news."""
+        assert self._clusters is not None
+        if cluster not in self._clusters:
+            activity.logger.warning(
+                "cluster %r is no longer registered: its spare's events go to no receiver", cluster
+            )
+            return []
+        own = self._clusters.get(cluster).receivers
+        wanted = self._clusters.receivers_of(cluster, self._receivers) if named is None else named
+        return [n for n in wanted if n in self._receivers and (own is None or n in own)]
 
     @activity.defn
     async def plan_notifications(self, input: PlanNotificationsInput) -> PlanNotificationsResult:

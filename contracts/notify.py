@@ -66,6 +66,11 @@ class PlanNotificationsInput(BaseModel):
     cluster: str | None = None
     inventory: str | None = None
     pool: str | None = None
+    # The spare was made already (a compensation speaks for it): its events still go only to
+    # its cluster's receivers as configured now, but nothing is refused any more; a receiver
+    # no longer its (or no longer configured) is left out, and so is every receiver of a
+    # cluster no longer registered.
+    made: bool = False
 
 
 class PlanNotificationsResult(BaseModel):

@@ -28,7 +28,8 @@ class CompensateSpare:
     async def run(self, spare: TerminatedSpare) -> str:
         req = spare.request
         notifier = Notifier(spare.spare_id, req.cluster, req.pool, run_id=spare.run_id)
-        await notifier.plan(req.receivers, req.timeouts.call)
+        # The spare's cluster's receivers only, as a spare's own run tells them.
+        await notifier.plan(req.receivers, req.timeouts.call, req.cluster, made=True)
         workflow.set_current_details(f"releasing {spare.spare_id} (run {spare.run_id})")
         reason = REASON
         try:

@@ -87,16 +87,18 @@ class Notifier:
         cluster: str | None = None,
         inventory: str | None = None,
         pool: str | None = None,
+        made: bool = False,
     ) -> None:
         """Which receivers get which events: a lookup in the worker's configuration. A local
         activity: it records its answer like any activity, without a round trip through the
         server's task queue; its failure arrives as is, not inside an ActivityError. With the
         spare's `cluster` (and its inventory and pool), the cluster's own receivers, and its
-        refusal of a spare it does not register or allow."""
+        refusal of a spare it does not register or allow (`made`: a spare made already is not
+        refused, its events still go only to its cluster's receivers)."""
         plan = await workflow.execute_local_activity_method(
             NotifyActivities.plan_notifications,
             PlanNotificationsInput(
-                receivers=receivers, cluster=cluster, inventory=inventory, pool=pool
+                receivers=receivers, cluster=cluster, inventory=inventory, pool=pool, made=made
             ),
             start_to_close_timeout=timeout,
         )

@@ -429,6 +429,28 @@ async def test_a_clusters_events_go_only_to_its_receivers() -> None:
 
 
 @pytest.mark.parametrize(
+    ("inp", "heard"),
+    [
+        (PlanNotificationsInput(cluster="prod-b", made=True), ["b"]),
+        # A receiver named when the spare was made, since given to another cluster.
+        (PlanNotificationsInput(cluster="prod-a", receivers=["a", "b"], made=True), ["a"]),
+        # A receiver since removed from the configuration.
+        (PlanNotificationsInput(cluster="prod-b", receivers=["b", "gone"], made=True), ["b"]),
+        # A cluster since unregistered has no receivers left: nobody else hears of its spare.
+        (PlanNotificationsInput(cluster="prod-c", made=True), []),
+    ],
+)
+async def test_a_made_spares_events_go_only_to_its_clusters_receivers_refusing_nothing(
+    inp: PlanNotificationsInput, heard: list[str]
+) -> None:
+    receivers = {name: _config("http://127.0.0.1:9/x") for name in ("a", "b")}
+    acts = NotifyActivities(receivers, clusters=_registry())
+    plan = await ActivityEnvironment().run(acts.plan_notifications, inp)
+    assert [route.name for route in plan.routes] == heard
+    await acts.aclose()
+
+
+@pytest.mark.parametrize(
     ("inp", "kind", "message"),
     [
         (

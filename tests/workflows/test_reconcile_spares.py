@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from temporalio.client import (
+    Client,
     ScheduleActionStartWorkflow,
     ScheduleIntervalSpec,
     WorkflowExecutionStatus,
@@ -26,8 +30,13 @@ from contracts.reconcile import (
 from contracts.schedule_host import SCHEDULE_HOST, ScheduleHostInput, schedule_workflow_id
 from contracts.spare import SPARE_LABEL, Phase
 from placement.models import VmRequest
+from runtime.settings import Settings
 from tests.helpers import assert_eventually
-from tests.stack import Provisioner, Stack, ledger_reservations, wait_phase
+from tests.stack import Provisioner, Stack, ledger_reservations, running_stack, wait_phase
+from tests.webhooks.receivers import receiver_config
+from webhooks.receiver import create_receiver_app
+from webhooks.serve import serve_app
+from webhooks.signing import generate_secret
 from worker.schedules import apply_reconcile_schedule
 from workflows.prepare_spare import PrepareSpare
 from workflows.reconcile_spares import ReconcileSpares
@@ -207,3 +216,46 @@ async def test_a_spare_terminated_from_outside_is_compensated_once_by_the_next_s
     failed = [e for e in await stack.events(req.spare_id) if e["type"] == "spare.failed"]
     assert len(failed) == 1, failed
     assert "terminated from outside" in failed[0]["event"]["data"]["reason"]
+
+
+async def test_a_compensated_spare_of_lab_b_tells_only_lab_bs_receivers(
+    client: Client, task_queue: str, tmp_path: Path, inventory_doc: dict[str, Any]
+) -> None:
+    secret = generate_secret()
+    ctrl_b = create_receiver_app([secret], tmp_path / "ctrl-b.db")
+    async with serve_app(ctrl_b) as ctrl_b_url:
+
+        def two_tenants(settings: Settings) -> Settings:
+            clusters = settings.cluster_registry.items()
+            own = {"lab": ["upgradectrl"], "lab-b": ["ctrl-b"]}
+            return settings.model_copy(
+                update={
+                    "receivers": {
+                        **settings.receivers,
+                        "ctrl-b": receiver_config(ctrl_b_url, [0.2] * 10, secret),
+                    },
+                    "clusters": {
+                        name: config.model_copy(update={"receivers": own[name]})
+                        for name, config in clusters
+                    },
+                }
+            )
+
+        async with running_stack(
+            client, task_queue, tmp_path, inventory_doc, two_tenants, "http", ("lab-b",)
+        ) as stack:
+            req = stack.request(cluster="lab-b")
+            handle = await stack.start(req)
+            await wait_phase(handle, Phase.READY)
+            run_id = handle.result_run_id
+            assert run_id is not None
+            await handle.terminate("from outside, as an operator may")
+
+            assert (await sweep(stack)).compensated == [req.spare_id]
+            await stack.client.get_workflow_handle(compensation_id(req.spare_id, run_id)).result()
+
+            async with httpx.AsyncClient() as http:
+                heard = await http.get(f"{ctrl_b_url}/events", params={"spare_id": req.spare_id})
+            assert "spare.failed" in [e["type"] for e in heard.json()]
+            # lab's controller heard nothing of lab-b's spare, its failure included.
+            assert await stack.event_types(req.spare_id) == []
