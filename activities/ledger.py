@@ -162,7 +162,7 @@ class LedgerActivities:
     async def reserve_capacity(self, inp: ReserveInput) -> ReserveResult:
         # The update id makes a retried activity land on the same update within a run; the
         # ledger's own idempotency check covers retries across continue-as-new.
-        result: ReserveResult = await self._update(RESERVE_UPDATE, inp, f"reserve-{inp.spare_id}")
+        result: ReserveResult = await self._update(RESERVE_UPDATE, inp, inp.update_id)
         return result
 
     @activity.defn

@@ -15,10 +15,12 @@ from pydantic import BaseModel
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from contracts.booking import CheckBookedHostsInput, CheckBookedHostsResult, UnfitBooking
 from contracts.failures import Failure
 from contracts.ledger import Reservation
 from contracts.placement import PlaceVmResult, PlaceVmsInput, PlaceVmsResult
 from hypervisors.inventory import InventorySource, source_named
+from placement.booked_hosts import why_unfit
 from placement.engine import place
 from placement.fit import empty_inventory_decision, empty_inventory_table
 from placement.holds import Hold
@@ -99,11 +101,15 @@ def decide(snapshot: PlacementInput, empty_table: HostTable | None = None) -> Pl
 
 class PlacementActivities:
     def __init__(
-        self, inventories: Mapping[str, InventorySource], policy: Policy | None = None
+        self,
+        inventories: Mapping[str, InventorySource],
+        policy: Policy | None = None,
+        booking_check_seconds: int = 300,
     ) -> None:
         # A configured policy wins over one that an inventory document carries.
         self._inventories = inventories
         self._policy = policy
+        self._booking_check_seconds = booking_check_seconds
 
     async def document(self, inventory: str) -> dict[str, Any]:
         return await source_named(self._inventories, inventory).load()
@@ -168,6 +174,29 @@ class PlacementActivities:
             # decisions would only swell its history (the explain endpoint has them).
             decisions.append(decision.model_copy(update={"top_scores": {}}))
         return PlaceVmsResult(decisions=decisions)
+
+    @activity.defn
+    async def check_booked_hosts(self, inp: CheckBookedHostsInput) -> CheckBookedHostsResult:
+        """The bookings whose hosts can no longer hold them (one inventory read for all), and
+        when the ledger looks again."""
+        result = CheckBookedHostsResult(next_check_seconds=self._booking_check_seconds)
+        if not inp.booked:
+            return result
+        held = {r.spare_id: r for r in inp.reservations}
+        booked = [held[spare_id] for spare_id in inp.booked if spare_id in held]
+        if not booked:
+            return result
+        first = booked[0]
+        document = await self.document(inp.inventory)
+        request = VmRequest(name=first.vm_name, **first.shape())
+        inventory = placement_input(document, request, (), self._policy)
+        for reservation in booked:
+            why = why_unfit(inventory, reservation, inp.reservations, inp.now)
+            if why is not None:
+                result.unfit.append(
+                    UnfitBooking(spare_id=reservation.spare_id, host=reservation.host, reason=why)
+                )
+        return result
 
 
 def _held_by(

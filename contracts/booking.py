@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from placement.holds import Hold
+from placement.reservations import Reservation
 
 # Signal to an inventory's ledger: a spare's create-to-Ready time, for the leads of bookings.
 READY_TIME_SIGNAL = "ready_time"
@@ -24,6 +25,8 @@ READY_TIMES_KEPT = 50
 ANY_TEMPLATE = "-"
 # `spare.window_ending` goes out this long before a window's end unless configured.
 WINDOW_ENDING_SECONDS = 1800
+# Signal from an inventory's ledger to a booking whose host can no longer hold it.
+BOOKED_HOST_UNFIT_SIGNAL = "booked_host_unfit"
 
 
 class Window(BaseModel):
@@ -102,3 +105,34 @@ class BookingInfo(BaseModel):
     lead_seconds: int
     lead_start: datetime
     measured: int = 0
+    # The hosts it was moved from while it waited, first to last (cordoned, gone, no room).
+    moved_from: list[str] = Field(default_factory=list)
+
+
+class HostUnfit(BaseModel):
+    """A booked host that can no longer hold its booking: cordoned, gone from the
+    inventory, or without room over the booking's hold any more."""
+
+    host: str
+    reason: str
+
+
+class UnfitBooking(HostUnfit):
+    spare_id: str
+
+
+class CheckBookedHostsInput(BaseModel):
+    """The ledger's look at the hosts of the bookings that have not started yet."""
+
+    inventory: str
+    # Every reservation of the ledger: a booked host's room is judged with all of them.
+    reservations: list[Reservation]
+    # The bookings to judge (their holds start later).
+    booked: list[str]
+    now: datetime
+
+
+class CheckBookedHostsResult(BaseModel):
+    unfit: list[UnfitBooking] = Field(default_factory=list)
+    # When the ledger looks again (the worker's `booking_check_seconds`).
+    next_check_seconds: int = Field(default=300, ge=1)

@@ -29,6 +29,7 @@ __all__ = [
     "FreeResult",
     "GroupMember",
     "Hold",
+    "Leaving",
     "LedgerState",
     "Reservation",
     "ReserveGroupInput",
@@ -96,6 +97,18 @@ class LedgerState(BaseModel):
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
     # Recent create-to-Ready times by template (contracts/booking.py): bookings' leads.
     ready_times: dict[str, list[float]] = Field(default_factory=dict)
+    # The hosts of bookings that have not started are looked at this often (the worker's
+    # `booking_check_seconds`, told by each look), and were last looked at then.
+    booking_check_seconds: int = Field(default=300, ge=1)
+    booked_hosts_checked_at: datetime | None = None
+
+
+class Leaving(BaseModel):
+    """A booking leaving a host that can no longer hold it: its reservation there is placed
+    again over the same hold (its `move`-th move, which keeps each move's update apart)."""
+
+    host: str
+    move: int = Field(ge=1)
 
 
 class ReserveInput(BaseModel):
@@ -114,10 +127,19 @@ class ReserveInput(BaseModel):
     # When the spare holds its room (an ordinary spare: until its TTL can have ended; a
     # booking: from its lead start to its window's end); None: until freed.
     hold: Hold | None = None
+    # A booking whose host became unfit: placed again, anywhere but where it cannot be held.
+    leaving: Leaving | None = None
 
     @property
     def spare_id(self) -> str:
         return self.request.name
+
+    @property
+    def update_id(self) -> str:
+        """The ledger Update's id: a retried activity lands on the same update within a run."""
+        if self.leaving is None:
+            return f"reserve-{self.spare_id}"
+        return f"reserve-{self.spare_id}-leaving-{self.leaving.host}-{self.leaving.move}"
 
     @property
     def booking(self) -> bool:

@@ -246,6 +246,10 @@ class Settings(BaseSettings):
     booking_window_ending_seconds: int = Field(default=WINDOW_ENDING_SECONDS, ge=0)
     """How long before a booking's window ends `spare.window_ending` is sent (at once when the
     spare is Ready later than that; 0: never)."""
+    booking_check_seconds: int = Field(default=300, ge=10, le=24 * 3600)
+    """How often an inventory's ledger looks at the hosts of its bookings that have not
+    started: one cordoned, gone or out of room is left for another host at once (or the
+    booking fails then, saying why)."""
 
     warm_pools: list[WarmPoolSpec] = Field(default_factory=list)
     """Spares kept Ready ahead of demand (`VIRTFLOW_WARM_POOLS` as JSON): each `{name, cluster,

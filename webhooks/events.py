@@ -25,6 +25,7 @@ class EventType(StrEnum):
     REPLACED = "spare.replaced"
     WINDOW_ENDING = "spare.window_ending"
     WARM_POOL_SHORT = "warm_pool.short"
+    BOOKING_MOVED = "booking.moved"
 
 
 EVENT_DESCRIPTIONS: dict[EventType, str] = {
@@ -55,6 +56,11 @@ EVENT_DESCRIPTIONS: dict[EventType, str] = {
         "A warm pool cannot keep its size: no room for another warm spare, or its spares fail "
         "before they are Ready; `data.reason` says which. `data.spare_id` is the pool's "
         "workflow id (`warm-pool-<name>`) and `data.pool` its name. Sent once per shortage."
+    ),
+    EventType.BOOKING_MOVED: (
+        "A booking's host was cordoned, left the inventory or lost its room before the "
+        "booking's spare was made: its room is held on another host now (`data.move`, and "
+        "`data.host` the new host); `data.reason` says what happened to the old one."
     ),
 }
 
@@ -158,6 +164,13 @@ class BookingWindow(BaseModel):
     end: AwareDatetime
 
 
+class HostMove(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    from_host: str = Field(description="The host the booking held its room on.")
+    to_host: str = Field(description="The host that holds it now.")
+
+
 class SpareEventData(BaseModel):
     """What happened to which spare: the `data` object of every event."""
 
@@ -177,6 +190,7 @@ class SpareEventData(BaseModel):
     window: BookingWindow | None = Field(
         default=None, description="On spare.window_ending: the booking's window."
     )
+    move: HostMove | None = Field(default=None, description="On booking.moved.")
 
 
 class SpareEvent(BaseModel):

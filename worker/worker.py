@@ -134,6 +134,7 @@ def build_activities(
     placement = PlacementActivities(
         inventories=inventories,
         policy=load_policy(settings.policy_path) if settings.policy_path else None,
+        booking_check_seconds=settings.booking_check_seconds,
     )
     clusters = cluster_clients(settings)
     kube = KubernetesActivities(clusters, drain_policy=settings.drain_policy)
@@ -173,6 +174,7 @@ def build_activities(
     return [
         spare_ids.earlier_run,
         placement.place_vms,
+        placement.check_booked_hosts,
         ledger.reserve_capacity,
         ledger.free_capacity,
         ledger.booking_lead,
@@ -211,6 +213,7 @@ def build_activities(
 # constants and stateless deterministic helpers belong here; a workflow's own module must not.
 SANDBOX_PASSTHROUGH = (
     "contracts",
+    "workflows.booked_hosts",
     "workflows.booking",
     "workflows.capacity",
     "workflows.event_shapes",

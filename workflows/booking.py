@@ -1,4 +1,5 @@
-"""A booked spare's part of PrepareSpare: its lead, the durable sleep to its lead start, the
+"""A booked spare's part of PrepareSpare: its lead, the durable sleep to its lead start (left
+for another host when its ledger says its host can no longer hold it: booked_hosts.py), the
 end of its hold at its window's end with `spare.window_ending` ahead of it, and the
 create-to-Ready times every spare tells its inventory's ledger (the leads of later bookings
 are measured from them).
@@ -22,17 +23,20 @@ with workflow.unsafe.imports_passed_through():
         BookingInfo,
         BookingLeadInput,
         BookingLeadResult,
+        HostUnfit,
         ReadyTime,
         Window,
         template_key,
     )
-    from contracts.ledger import Hold, Reservation, ledger_workflow_id
+    from contracts.ledger import Hold, Leaving, Reservation, ReserveInput, ledger_workflow_id
     from contracts.spare import Phase, SpareRequest
     from contracts.vm import VmFacts
-    from webhooks.events import BookingWindow, EventType
+    from webhooks.events import BookingWindow, EventType, HostMove
 
+from .ledger_calls import reserve
 from .notifier import Notifier
 from .progress import Progress
+from .step_failure import StepFailed
 
 # The lead is one query of the ledger: a few tries, then the configured default is no worse.
 LEAD_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10))
@@ -41,13 +45,24 @@ LEAD_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=
 class Booking:
     """The window of one booked spare, from its lead to its end."""
 
-    def __init__(self, req: SpareRequest, window: Window, progress: Progress) -> None:
+    def __init__(
+        self, req: SpareRequest, window: Window, progress: Progress, notifier: Notifier
+    ) -> None:
         self.req = req
         self.window = window
         self.progress = progress
+        self.notifier = notifier
         self.measured = 0
         self.lead_seconds = 0
         self.window_ending_seconds = 0
+        # The ledger's word that the booked host can no longer hold the booking.
+        self._unfit: HostUnfit | None = None
+        self._waiting = False
+
+    def host_unfit(self, unfit: HostUnfit) -> None:
+        """The ledger's signal; heard only while the booking waits for its lead start."""
+        if self._waiting:
+            self._unfit = unfit
 
     async def hold(self) -> Hold:
         """The room to ask the ledger for: from the lead start to the window's end. (A booking
@@ -62,9 +77,11 @@ class Booking:
         self.window_ending_seconds = lead.window_ending_seconds
         return self.req.hold(workflow.now(), lead.lead_seconds)
 
-    async def wait_for_lead_start(self, reservation: Reservation) -> None:
+    async def wait_for_lead_start(self, reservation: Reservation) -> Reservation:
         """`booked` until the lead start the reservation holds from: a durable timer, so a
-        worker may stop and start meanwhile; a cancel ends it (compensation frees the room)."""
+        worker may stop and start meanwhile; a cancel ends it (compensation frees the room).
+        A host that can no longer hold the booking is left for another at once; none: the
+        booking fails now, saying why. Answers the reservation it holds at the lead start."""
         start = reservation.hold.start or workflow.now()
         self.lead_seconds = max(0, int((self.window.start - start).total_seconds()))
         self.progress.status.booking = BookingInfo(
@@ -73,15 +90,74 @@ class Booking:
             lead_start=start,
             measured=self.measured,
         )
+        self.progress.enter(Phase.BOOKED, self._booked_on(reservation.host, start))
+        metrics.booking(workflow.metric_meter(), "booked")
+        self._waiting = True
+        try:
+            while (wait := start - workflow.now()) > timedelta(0):
+                try:
+                    await workflow.wait_condition(
+                        lambda: self._unfit is not None,
+                        timeout=wait,
+                        timeout_summary=f"until the lead start {start.isoformat()}",
+                    )
+                except TimeoutError:
+                    break
+                reservation = await self._move(reservation, start)
+        finally:
+            self._waiting = False
+        return reservation
+
+    def _booked_on(self, host: str, start: datetime) -> str:
+        return (
+            f"booked on {host} for {self.window.start.isoformat()} to "
+            f"{self.window.end.isoformat()}; made from {start.isoformat()}"
+        )
+
+    async def _move(self, reservation: Reservation, start: datetime) -> Reservation:
+        """Leave the unfit host for another over the same hold, through the ledger."""
+        unfit, self._unfit = self._unfit, None
+        assert unfit is not None
+        if unfit.host != reservation.host:
+            return reservation  # about a host it has left already
+        booking = self.progress.status.booking
+        assert booking is not None
+        moves = len(booking.moved_from) + 1
+        self.progress.amend_phase(f"{unfit.reason}: looking for another host")
+        try:
+            result = await reserve(
+                ReserveInput(
+                    inventory=self.req.inventory,
+                    task_queue=workflow.info().task_queue,
+                    request=self.req.vm_request(reservation.spare_id),
+                    timeouts=self.req.timeouts,
+                    hold=reservation.hold,
+                    leaving=Leaving(host=unfit.host, move=moves),
+                )
+            )
+        except StepFailed as refused:
+            raise StepFailed(
+                f"{unfit.reason}, and no other host can hold the booking: {refused.reason}",
+                refused.kind,
+            ) from None
+        moved = result.reservation
+        assert moved is not None
+        if moved.host == unfit.host:
+            return moved  # it fits there after all (uncordoned meanwhile)
+        booking.moved_from.append(unfit.host)
+        self.progress.reserved(moved)
         self.progress.enter(
             Phase.BOOKED,
-            f"booked on {reservation.host} for {self.window.start.isoformat()} to "
-            f"{self.window.end.isoformat()}; made from {start.isoformat()}",
+            f"moved from {unfit.host} ({unfit.reason}); {self._booked_on(moved.host, start)}",
         )
-        metrics.booking(workflow.metric_meter(), "booked")
-        wait = start - workflow.now()
-        if wait > timedelta(0):
-            await workflow.sleep(wait, summary=f"until the lead start {start.isoformat()}")
+        self.notifier.send(
+            EventType.BOOKING_MOVED,
+            host=moved.host,
+            reason=unfit.reason,
+            move=HostMove(from_host=unfit.host, to_host=moved.host),
+            occurrence=moves - 1,
+        )
+        return moved
 
     def ready(self) -> None:
         """Ready: in time for the window, or a missed start."""

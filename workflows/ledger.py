@@ -60,6 +60,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from placement.models import VmRequest
 
+from .booked_hosts import BookedHosts
 
 # Inventory reads can fail for a while (an HTTP source restarting): retry, but not forever,
 # so a spare waiting on the update gets an answer.
@@ -85,7 +86,11 @@ class InventoryLedger:
     @workflow.run
     async def run(self, state: LedgerState) -> None:
         workflow.set_current_details(self._details())
-        await workflow.wait_condition(lambda: self._time_to_continue() and not self._lock.locked())
+        booked = BookedHosts(self._state)
+        while not await booked.until_done_or_due(
+            lambda: self._time_to_continue() and not self._lock.locked()
+        ):
+            await booked.look()
         # Handlers may be mid-flight; let them finish so their results survive the continue-as-new.
         await workflow.wait_condition(workflow.all_handlers_finished)
         # A versioned ledger's next run starts on the deployment's current version
@@ -157,6 +162,13 @@ class InventoryLedger:
             return ReserveResult(status="queued", reason="already waiting for capacity")
         return None
 
+    def _leave(self, inp: ReserveInput) -> None:
+        """A booking leaving its host gives its reservation there up, to be placed again (a
+        repeat finds it moved already and keeps where it went)."""
+        held = self._state.reservations.get(inp.spare_id)
+        if inp.leaving is not None and held is not None and held.host == inp.leaving.host:
+            del self._state.reservations[inp.spare_id]
+
     def _answer_without_placement(self, inp: ReserveInput) -> ReserveResult | None:
         known = self._known(inp)
         if known is None and inp.booking:
@@ -172,6 +184,8 @@ class InventoryLedger:
         return known
 
     async def _settle(self, batch: list[ReserveInput]) -> None:
+        for inp in batch:
+            self._leave(inp)
         rest = batch
         while rest:
             to_place = []

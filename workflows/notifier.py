@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         BookingWindow,
         DrainInfo,
         EventType,
+        HostMove,
         Replacement,
         SpareEvent,
         SpareEventData,
@@ -115,6 +116,7 @@ class Notifier:
         drain: DrainInfo | None = None,
         replacement: Replacement | None = None,
         window: BookingWindow | None = None,
+        move: HostMove | None = None,
         occurrence: int = 0,
     ) -> None:
         """`occurrence` counts an event type's repeats within this run (its webhook id)."""
@@ -132,6 +134,7 @@ class Notifier:
                 drain=drain,
                 replacement=replacement,
                 window=window,
+                move=move,
             ),
         )
         run_id = self.run_id or workflow.info().run_id

@@ -28,6 +28,7 @@ from temporalio.exceptions import (
 )
 
 with workflow.unsafe.imports_passed_through():
+    from contracts.booking import BOOKED_HOST_UNFIT_SIGNAL, HostUnfit
     from contracts.common import ANY_POOL, CLUSTER, POOL
     from contracts.failures import Failure
     from contracts.ledger import CAPACITY_GRANTED_SIGNAL, Reservation
@@ -150,6 +151,11 @@ class PrepareSpare:
         if self._capacity is not None:  # sent only to a spare that waits in the ledger
             self._capacity.granted(reservation)
 
+    @workflow.signal(name=BOOKED_HOST_UNFIT_SIGNAL)
+    def booked_host_unfit(self, unfit: HostUnfit) -> None:
+        if self._booking is not None:  # sent only to a booking, by its ledger
+            self._booking.host_unfit(unfit)
+
     @workflow.signal(name=RELEASE_STEP_SIGNAL)
     def release_step(self, step: str) -> None:
         """The release's word while the hypervisor refuses the destroy: in the phase detail."""
@@ -192,7 +198,7 @@ class PrepareSpare:
         )
         self._warm = WarmClaim(spare_id, req, self._progress, self._notifier)
         if req.window is not None:
-            self._booking = Booking(req, req.window, self._progress)
+            self._booking = Booking(req, req.window, self._progress, self._notifier)
         self._progress.enter(Phase.VALIDATING, "checking receivers")
         await refuse_a_used_id(spare_id, self._progress)
         try:
@@ -256,7 +262,8 @@ class PrepareSpare:
             EventType.RESERVED, host=reservation.host, topology=topology_info(reservation)
         )
         if self._booking is not None:
-            await self._booking.wait_for_lead_start(reservation)
+            reservation = await self._booking.wait_for_lead_start(reservation)
+            self._reservation = reservation
 
         self._progress.enter(Phase.CREATING_VM, f"creating {spare_id} on {reservation.host}")
         created_at = workflow.now()

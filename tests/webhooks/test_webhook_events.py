@@ -43,7 +43,8 @@ def _event(reason: str | None = None, **override: object) -> SpareEvent:
 def test_the_body_is_compact_json_with_sorted_keys() -> None:
     body = _event().to_body()
     assert body == (
-        b'{"data":{"cluster":"c1","drain":null,"host":"hv-07","pool":"general","reason":null,'
+        b'{"data":{"cluster":"c1","drain":null,"host":"hv-07","move":null,"pool":"general",'
+        b'"reason":null,'
         b'"replacement":null,"spare_id":"spare-c1-r1","topology":null,"vm":{"host":"hv-07",'
         b'"ip":"10.0.0.7","mac":null,"name":"spare-c1-r1","vmid":107},"window":null},'
         b'"timestamp":"2025-03-01T12:00:00Z",'

@@ -18,10 +18,17 @@ from temporalio.exceptions import ApplicationError
 from activities.kubernetes import KubernetesActivities
 from activities.ledger import LedgerActivities
 from activities.notify import NotifyActivities
+from activities.placement import PlacementActivities
 from activities.provisioning import ProvisioningActivities
 from activities.spare_ids import SpareIdActivities
 from activities.warm_pools import WarmActivities
-from contracts.booking import BookingLeadInput, BookingLeadResult
+from contracts.booking import (
+    BookingLeadInput,
+    BookingLeadResult,
+    CheckBookedHostsInput,
+    CheckBookedHostsResult,
+    UnfitBooking,
+)
 from contracts.drain import DrainNodeInput, DrainNodeResult
 from contracts.kubernetes import (
     CheckNodeReadyInput,
@@ -75,6 +82,10 @@ class StandIns:
     # With a receiver, every event is delivered to it (in place of the HTTP call) and kept.
     receiver: str | None = None
     events: list[tuple[str, SpareEvent]] = field(default_factory=list)
+    # Where a booking leaving its host goes, in order (the first not cordoned); the ledger's
+    # look finds a booked host cordoned when it is in `cordoned`.
+    other_hosts: list[str] = field(default_factory=list)
+    cordoned: set[str] = field(default_factory=set)
 
     def asked(self, name: str) -> list[str]:
         return [subject for called, subject in self.calls if called == name]
@@ -85,7 +96,7 @@ class StandIns:
 
         @standin(NotifyActivities.plan_notifications)
         async def plan_notifications(inp: PlanNotificationsInput) -> PlanNotificationsResult:
-            if self.receiver is None:
+            if self.receiver is None or inp.receivers == []:
                 return PlanNotificationsResult(routes=[])
             route = ReceiverRoute(name=self.receiver, retry=RetryPolicySpec.from_schedule([1.0]))
             return PlanNotificationsResult(routes=[route])
@@ -114,10 +125,27 @@ class StandIns:
             if self.reserve != "reserved":
                 return ReserveResult(status=self.reserve, reason="no room on any host")
             self.holds[inp.spare_id] = inp.hold
+            host = self.host
+            if inp.leaving is not None:
+                self.calls.append(("leaving", inp.leaving.host))
+                free = [h for h in self.other_hosts if h not in self.cordoned]
+                if not free:
+                    return ReserveResult(status="no_capacity", reason="no host fits")
+                host = free[0]
             reservation = Reservation.of(
-                inp.request, self.host, 101, spare_id=inp.spare_id, hold=inp.hold
+                inp.request, host, 101, spare_id=inp.spare_id, hold=inp.hold
             )
             return ReserveResult(status="reserved", reservation=reservation)
+
+        @standin(PlacementActivities.check_booked_hosts)
+        async def check_booked_hosts(inp: CheckBookedHostsInput) -> CheckBookedHostsResult:
+            self.calls.append(("check_booked_hosts", inp.inventory))
+            unfit = [
+                UnfitBooking(spare_id=r.spare_id, host=r.host, reason=f"host {r.host} is cordoned")
+                for r in inp.reservations
+                if r.spare_id in inp.booked and r.host in self.cordoned
+            ]
+            return CheckBookedHostsResult(unfit=unfit, next_check_seconds=600)
 
         @standin(LedgerActivities.booking_lead)
         async def booking_lead(inp: BookingLeadInput) -> BookingLeadResult:
@@ -192,6 +220,7 @@ class StandIns:
         return [
             plan_notifications,
             deliver_webhook,
+            check_booked_hosts,
             earlier_run,
             warm_candidates,
             reserve_capacity,

@@ -1,6 +1,7 @@
 """A booking on stand-in activities, days in seconds of skipped time: it holds its room from its
 lead start to its window's end, creates nothing before the lead start, is Ready before the
-window opens, held until it ends, and given back at once when cancelled."""
+window opens, held until it ends, and given back at once when cancelled. A booked host that
+is cordoned before the lead start is left for another at once, or the booking fails then."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from contracts.booking import Window
+from contracts.ledger import LedgerState, Reservation, ledger_workflow_id
 from contracts.spare import Phase, SpareRequest, SpareResult, SpareStatus
 from tests.helpers import assert_eventually, new_worker
 from tests.workflows.standins import StandIns
+from webhooks.events import EventType, HostMove
+from workflows.ledger import InventoryLedger
 from workflows.prepare_spare import PrepareSpare
 from workflows.release_spare import ReleaseSpare
 
@@ -175,3 +180,99 @@ async def test_a_booking_says_its_window_is_ending_a_set_time_before_its_end(
     assert (ending.data.window.start, ending.data.window.end) == (window.start, window.end)
     assert ending.data.reason == f"its window ends at {window.end.isoformat()}"
     assert ending.data.host == "bm-1"
+
+
+async def watching_ledger(
+    client: Client, task_queue: str, req: SpareRequest, standins: StandIns
+) -> WorkflowHandle[Any, Any]:
+    """The booking's inventory's ledger, holding what the stand-in reserved for it: its look at
+    the booked hosts (a stand-in too) is what the test is after."""
+    hold = standins.holds[req.spare_id]
+    reservation = Reservation.of(
+        req.vm_request(req.spare_id), standins.host, 101, req.spare_id, hold=hold
+    )
+    state = LedgerState(inventory=req.inventory, reservations={req.spare_id: reservation})
+    return await client.start_workflow(
+        InventoryLedger.run, state, id=ledger_workflow_id(req.inventory), task_queue=task_queue
+    )
+
+
+def booked_request(window: Window) -> SpareRequest:
+    # An inventory of its own: its ledger is this test's alone.
+    return request(window=window, inventory=f"inv-{uuid.uuid4().hex[:8]}")
+
+
+async def test_a_booked_host_cordoned_a_day_before_is_left_for_another_and_ready_there(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    env = time_skipping_env
+    standins = StandIns(lead_seconds=LEAD, other_hosts=["bm-2"], receiver="ctrl")
+    window = await two_days_ahead(env)
+    req = booked_request(window)
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, InventoryLedger, activities=standins.activities()
+    ) as w:
+        handle = await start(env.client, w.task_queue, req)
+        await phase_is(handle, Phase.BOOKED)
+        ledger = await watching_ledger(env.client, w.task_queue, req, standins)
+        await env.sleep(timedelta(days=1))
+        assert standins.asked("check_booked_hosts") != []  # looked, found nothing to move
+        assert standins.asked("leaving") == []
+
+        standins.cordoned.add("bm-1")
+        await env.sleep(timedelta(minutes=15))
+
+        async def moved() -> SpareStatus:
+            status: SpareStatus = await handle.query(PrepareSpare.status)
+            assert status.host == "bm-2", status.host
+            return status
+
+        status = await assert_eventually(moved)
+        assert status.phase == Phase.BOOKED
+        assert status.booking is not None and status.booking.moved_from == ["bm-1"]
+        assert status.steps[-1].detail.startswith("moved from bm-1 (host bm-1 is cordoned); ")
+        assert standins.asked("leaving") == ["bm-1"]
+        assert standins.asked("create_vm") == []
+        moves = [e.data for _, e in standins.events if e.type == EventType.BOOKING_MOVED]
+        assert [(m.move, m.host, m.reason) for m in moves] == [
+            (HostMove(from_host="bm-1", to_host="bm-2"), "bm-2", "host bm-1 is cordoned")
+        ]
+
+        await env.sleep(timedelta(days=1) - timedelta(minutes=15, seconds=LEAD // 2))
+        ready = await phase_is(handle, Phase.READY)
+        assert ready.vm is not None and ready.vm.host == "bm-2"
+        assert at(ready, Phase.READY) < window.start
+        await handle.terminate("test over")
+        await ledger.terminate("test over")
+
+
+async def test_a_booked_host_cordoned_with_no_other_host_fails_the_booking_then_saying_why(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    env = time_skipping_env
+    standins = StandIns(lead_seconds=LEAD, receiver="ctrl")
+    window = await two_days_ahead(env)
+    req = booked_request(window)
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, InventoryLedger, activities=standins.activities()
+    ) as w:
+        handle = await start(env.client, w.task_queue, req)
+        await phase_is(handle, Phase.BOOKED)
+        ledger = await watching_ledger(env.client, w.task_queue, req, standins)
+        await env.sleep(timedelta(days=1))
+        standins.cordoned.add("bm-1")
+        with pytest.raises(WorkflowFailureError) as failed:
+            await handle.result()
+        final = await handle.query(PrepareSpare.status)
+        await ledger.terminate("test over")
+
+    reason = "host bm-1 is cordoned, and no other host can hold the booking: no_capacity: "
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError) and cause.type == "NoCapacity"
+    assert cause.message.startswith(reason)
+    assert final.phase == Phase.FAILED
+    assert at(final, Phase.FAILED) < window.start - timedelta(hours=20)
+    assert standins.asked("create_vm") == []
+    assert standins.asked("free_capacity") == [req.spare_id]
+    told = [e.data.reason or "" for _, e in standins.events if e.type == EventType.FAILED]
+    assert len(told) == 1 and told[0].startswith(reason)

@@ -26,6 +26,7 @@ CASES = [
             spare.REPLACEMENT_READY_SIGNAL,
             ledger.CAPACITY_GRANTED_SIGNAL,
             release.RELEASE_STEP_SIGNAL,
+            booking.BOOKED_HOST_UNFIT_SIGNAL,
         },
     ),
     (

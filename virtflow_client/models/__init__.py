@@ -26,6 +26,7 @@ from .explain_result_decision import ExplainResultDecision
 from .field_error import FieldError
 from .healthz_response_healthz import HealthzResponseHealthz
 from .hold import Hold
+from .host_move import HostMove
 from .match_expression import MatchExpression
 from .match_expression_operator import MatchExpressionOperator
 from .near import Near
@@ -103,6 +104,7 @@ __all__ = (
     "FieldError",
     "HealthzResponseHealthz",
     "Hold",
+    "HostMove",
     "MatchExpression",
     "MatchExpressionOperator",
     "Near",

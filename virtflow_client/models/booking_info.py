@@ -32,12 +32,14 @@ class BookingInfo:
             lead_seconds (int):
             lead_start (datetime.datetime):
             measured (int | Unset):  Default: 0.
+            moved_from (list[str] | Unset):
      """
 
     window: Window
     lead_seconds: int
     lead_start: datetime.datetime
     measured: int | Unset = 0
+    moved_from: list[str] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -54,6 +56,12 @@ class BookingInfo:
 
         measured = self.measured
 
+        moved_from: list[str] | Unset = UNSET
+        if not isinstance(self.moved_from, Unset):
+            moved_from = self.moved_from
+
+
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -64,6 +72,8 @@ class BookingInfo:
         })
         if measured is not UNSET:
             field_dict["measured"] = measured
+        if moved_from is not UNSET:
+            field_dict["moved_from"] = moved_from
 
         return field_dict
 
@@ -87,11 +97,15 @@ class BookingInfo:
 
         measured = d.pop("measured", UNSET)
 
+        moved_from = cast(list[str], d.pop("moved_from", UNSET))
+
+
         booking_info = cls(
             window=window,
             lead_seconds=lead_seconds,
             lead_start=lead_start,
             measured=measured,
+            moved_from=moved_from,
         )
 
 

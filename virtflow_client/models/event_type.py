@@ -1,6 +1,7 @@
 from enum import StrEnum
 
 class EventType(StrEnum):
+    BOOKING_MOVED = "booking.moved"
     SPARE_FAILED = "spare.failed"
     SPARE_READY = "spare.ready"
     SPARE_RELEASED = "spare.released"

@@ -14,6 +14,7 @@ from typing import cast
 if TYPE_CHECKING:
   from ..models.booking_window import BookingWindow
   from ..models.drain_info import DrainInfo
+  from ..models.host_move import HostMove
   from ..models.replacement import Replacement
   from ..models.topology_info import TopologyInfo
   from ..models.vm_facts import VmFacts
@@ -41,6 +42,7 @@ class SpareEventData:
             drain (DrainInfo | None | Unset):
             replacement (None | Replacement | Unset):
             window (BookingWindow | None | Unset): On spare.window_ending: the booking's window.
+            move (HostMove | None | Unset): On booking.moved.
      """
 
     spare_id: str
@@ -53,6 +55,7 @@ class SpareEventData:
     drain: DrainInfo | None | Unset = UNSET
     replacement: None | Replacement | Unset = UNSET
     window: BookingWindow | None | Unset = UNSET
+    move: HostMove | None | Unset = UNSET
 
 
 
@@ -61,6 +64,7 @@ class SpareEventData:
     def to_dict(self) -> dict[str, Any]:
         from ..models.booking_window import BookingWindow # noqa: PLC0415
         from ..models.drain_info import DrainInfo # noqa: PLC0415
+        from ..models.host_move import HostMove # noqa: PLC0415
         from ..models.replacement import Replacement # noqa: PLC0415
         from ..models.topology_info import TopologyInfo # noqa: PLC0415
         from ..models.vm_facts import VmFacts # noqa: PLC0415
@@ -126,6 +130,14 @@ class SpareEventData:
         else:
             window = self.window
 
+        move: dict[str, Any] | None | Unset
+        if isinstance(self.move, Unset):
+            move = UNSET
+        elif isinstance(self.move, HostMove):
+            move = self.move.to_dict()
+        else:
+            move = self.move
+
 
         field_dict: dict[str, Any] = {}
 
@@ -149,6 +161,8 @@ class SpareEventData:
             field_dict["replacement"] = replacement
         if window is not UNSET:
             field_dict["window"] = window
+        if move is not UNSET:
+            field_dict["move"] = move
 
         return field_dict
 
@@ -158,6 +172,7 @@ class SpareEventData:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.booking_window import BookingWindow # noqa: PLC0415
         from ..models.drain_info import DrainInfo # noqa: PLC0415
+        from ..models.host_move import HostMove # noqa: PLC0415
         from ..models.replacement import Replacement # noqa: PLC0415
         from ..models.topology_info import TopologyInfo # noqa: PLC0415
         from ..models.vm_facts import VmFacts # noqa: PLC0415
@@ -296,6 +311,26 @@ class SpareEventData:
         window = _parse_window(d.pop("window", UNSET))
 
 
+        def _parse_move(data: object) -> HostMove | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                move_type_0 = HostMove.from_dict(data)
+
+
+
+                return move_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(HostMove | None | Unset, data)
+
+        move = _parse_move(d.pop("move", UNSET))
+
+
         spare_event_data = cls(
             spare_id=spare_id,
             cluster=cluster,
@@ -307,6 +342,7 @@ class SpareEventData:
             drain=drain,
             replacement=replacement,
             window=window,
+            move=move,
         )
 
         return spare_event_data
