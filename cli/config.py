@@ -2,12 +2,15 @@
 
 `check` reads the configuration exactly as a process would (environment over the YAML file
 over the secrets directory), names each bad key, and prints the effective settings with every
-secret masked. `docs` renders docs/SETTINGS.md from the settings model, so the reference page
-cannot drift from the code.
+secret masked; with `--temporal` it also asks the Temporal server the configuration names
+whether it would orphan spares (a cluster removed while it has spares, exit 3). `docs`
+renders docs/SETTINGS.md from the settings model, so the reference page cannot drift from the
+code.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import types
@@ -30,6 +33,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 from rich.console import Console
+from rich.markup import escape
 
 from placement.errors import field_path
 from runtime.clusters import ClusterConfig
@@ -38,6 +42,7 @@ from runtime.settings import CONFIG_ENV, DEFAULT_SECRETS_DIR, REPO_ROOT, SECRETS
 from runtime.temporal_profile import TemporalProfileError, TemporalProfileSource, origin
 
 EXIT_BAD_CONFIG = 2
+EXIT_ORPHANS = 3
 MASK = "**********"
 
 config_app = typer.Typer(help="Check and document the configuration.", no_args_is_help=True)
@@ -118,6 +123,14 @@ def origins() -> dict[str, str]:
 @config_app.command("check")
 def check(
     file: Annotated[Path | None, typer.Argument(help="YAML settings file")] = None,
+    temporal: Annotated[
+        bool,
+        typer.Option(
+            "--temporal",
+            help="Also ask the Temporal server it names for running spares of clusters it "
+            "does not register (exit 3 naming them, 1 when Temporal cannot be asked)",
+        ),
+    ] = False,
 ) -> None:
     """Validate a configuration; print it with secrets masked (exit 2 naming each bad key)."""
     try:
@@ -134,6 +147,37 @@ def check(
     for key, where in origins().items():
         out.print(f"#   {key}: {where}", markup=False)
     out.print("# configuration is valid", style="green")
+    if temporal:
+        check_spares(settings)
+
+
+def check_spares(settings: Settings) -> None:
+    """Refuse a configuration that no longer registers a cluster with running spares."""
+    from temporalio.service import RPCError
+
+    from runtime.connect import connect
+    from worker.unregistered_clusters import orphaned_lines, unregistered_spares
+
+    async def look() -> dict[str, list[str]]:
+        return await unregistered_spares(await connect(settings), settings)
+
+    where = f"Temporal {settings.temporal_address}, task queue {settings.task_queue}"
+    try:
+        found = asyncio.run(look())
+    except (RPCError, RuntimeError, OSError) as error:
+        err.print(f"[red]error:[/] could not ask {where}: {error}")
+        raise typer.Exit(1) from None
+    if not found:
+        out.print(f"# no running spare of an unregistered cluster ({where})", style="green")
+        return
+    for line in orphaned_lines(found):
+        err.print(f"[red]error:[/] {escape(line)}")
+    names = ", ".join(found)
+    err.print(
+        f"[red]refused:[/] a cluster is removed only once its spares have ended ({names}); "
+        "release them, or keep the cluster registered (docs/OPERATIONS.md, Many clusters)"
+    )
+    raise typer.Exit(EXIT_ORPHANS)
 
 
 @config_app.command("docs")

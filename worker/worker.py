@@ -59,6 +59,7 @@ from .health import WorkerHealth, WorkerState, serving_health
 from .input_arity import InputArityCheck
 from .schedules import apply_reconcile_schedule, apply_warm_pools
 from .spare_census import census_loop
+from .unregistered_clusters import warn_of_orphaned_spares
 from .versioning import deployment_config, routing_problem
 
 WORKFLOWS = [
@@ -285,7 +286,9 @@ async def running_worker(
     extra_activities: Sequence[Callable[..., Any]] = (),
 ) -> AsyncIterator[Worker]:
     """The worker polls while the block runs and finishes its in-flight tasks on the way out;
-    then the activities' HTTP and Kubernetes connections close."""
+    then the activities' HTTP and Kubernetes connections close. Before it polls it says which
+    running spares of its task queue belong to a cluster its settings do not register."""
+    await warn_of_orphaned_spares(client, settings, task_queue or settings.task_queue)
     http = HttpClient()
     metrics.declare((client.service_client.config.runtime or Runtime.default()).metric_meter)
     closers: list[Callable[[], Awaitable[None]]] = []
