@@ -23,11 +23,14 @@ from contracts.booking import (
     template_key,
 )
 from contracts.ledger import (
+    CHANGE_HOLD_UPDATE,
     FREE_UPDATE,
     INVENTORY_LEDGER,
     RESERVATIONS_QUERY,
     RESERVE_GROUP_UPDATE,
     RESERVE_UPDATE,
+    ChangeHoldInput,
+    ChangeHoldResult,
     FreeInput,
     FreeResult,
     LedgerState,
@@ -49,7 +52,7 @@ LEDGER_TASK_TIMEOUT = timedelta(seconds=60)
 
 
 def ledger_start(
-    inp: ReserveInput | ReserveGroupInput | FreeInput | TransferInput,
+    inp: ReserveInput | ReserveGroupInput | FreeInput | TransferInput | ChangeHoldInput,
 ) -> WithStartWorkflowOperation:
     """Start the inventory's ledger with the update when it is not running yet."""
     return WithStartWorkflowOperation(
@@ -181,6 +184,21 @@ class LedgerActivities:
                 start_workflow_operation=self._start(inp),
                 id=f"transfer-{inp.from_spare_id}-{inp.to_spare_id}",
                 result_type=TransferResult,
+            )
+        )
+        return result
+
+    @activity.defn
+    async def change_hold(self, inp: ChangeHoldInput) -> ChangeHoldResult:
+        """Ask the ledger to hold a booking's room until a new end (it decides under its lock)."""
+        result: ChangeHoldResult = await heartbeating(
+            self._client.execute_update_with_start_workflow(
+                CHANGE_HOLD_UPDATE,
+                inp,
+                start_workflow_operation=ledger_start(inp),
+                # One update per asked end: a retried activity lands on the same one.
+                id=f"change-hold-{inp.spare_id}-{inp.end.isoformat()}",
+                result_type=ChangeHoldResult,
             )
         )
         return result

@@ -18,10 +18,17 @@ from temporalio.exceptions import ApplicationError
 from contracts.booking import CheckBookedHostsInput, CheckBookedHostsResult, UnfitBooking
 from contracts.failures import Failure
 from contracts.ledger import Reservation
-from contracts.placement import PlaceVmResult, PlaceVmsInput, PlaceVmsResult
+from contracts.placement import (
+    PlaceVmResult,
+    PlaceVmsInput,
+    PlaceVmsResult,
+    RoomToExtendInput,
+    RoomToExtendResult,
+)
 from hypervisors.inventory import InventorySource, source_named
 from placement.booked_hosts import why_unfit
 from placement.engine import place
+from placement.extension import room_to_extend
 from placement.fit import empty_inventory_decision, empty_inventory_table
 from placement.holds import Hold
 from placement.models import PlacementInput, Policy, VmRequest
@@ -197,6 +204,26 @@ class PlacementActivities:
                     UnfitBooking(spare_id=reservation.spare_id, host=reservation.host, reason=why)
                 )
         return result
+
+    @activity.defn
+    async def room_to_extend(self, inp: RoomToExtendInput) -> RoomToExtendResult:
+        """Whether a booking's host keeps room for it until a later end (the ledger asks,
+        under its lock, before it lets the window grow)."""
+        own = inp.reservation
+        base = placement_input(
+            await self.document(inp.inventory),
+            VmRequest(name=own.vm_name, **own.shape()),
+            (),
+            self._policy,
+        )
+        answer = room_to_extend(base, own, inp.reservations, inp.end, inp.now)
+        return RoomToExtendResult(
+            fits=answer.fits,
+            summary=answer.summary,
+            held_by=answer.held_by,
+            free_until=answer.free_until,
+            free_again_at=answer.free_again_at,
+        )
 
 
 def _held_by(

@@ -7,6 +7,7 @@ A caller branches on `code`, never on the English text.
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 
 
@@ -34,6 +35,7 @@ class Code(StrEnum):
     INVALID_PAGE_TOKEN = "invalid_page_token"
     WINDOW_STARTED = "window_started"
     WINDOW_TOO_FAR = "window_too_far"
+    WINDOW_END_PASSED = "window_end_passed"
     # 404 and 409: the spare or task as it stands
     SPARE_NOT_FOUND = "spare_not_found"
     WARM_POOL_NOT_FOUND = "warm_pool_not_found"
@@ -44,6 +46,7 @@ class Code(StrEnum):
     SPARE_ENDED = "spare_ended"
     TASK_ENDED = "task_ended"
     NO_CAPACITY = "no_capacity"
+    NOT_A_BOOKING = "not_a_booking"
     CLUSTER_BUDGET_EXCEEDED = "cluster_budget_exceeded"
     # 5xx: somebody else's outage
     TEMPORAL_ERROR = "temporal_error"
@@ -86,13 +89,23 @@ class NoCapacity(ApiError):
     code = Code.NO_CAPACITY
 
     def __init__(
-        self, message: str, requested: int, placeable: int, held_by: list[str] | None = None
+        self,
+        message: str,
+        requested: int,
+        placeable: int,
+        held_by: list[str] | None = None,
+        free_until: datetime | None = None,
+        free_again_at: datetime | None = None,
     ) -> None:
         super().__init__(message)
         self.requested = requested
         self.placeable = placeable
         # A booking's window: the reservations (bookings among them) holding the room then.
         self.held_by = held_by
+        # A longer window refused: the latest end its room allows now, and when the room is
+        # free again after what is in the way.
+        self.free_until = free_until
+        self.free_again_at = free_again_at
 
 
 class OverBudget(ApiError):

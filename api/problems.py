@@ -8,6 +8,7 @@ offending field in `errors`. Every 503 carries `Retry-After`.
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -44,6 +45,7 @@ PROBLEMS: dict[Code, tuple[int, str]] = {
     Code.SPARE_ENDED: (409, "The spare has ended"),
     Code.TASK_ENDED: (409, "The scheduling task has ended"),
     Code.NO_CAPACITY: (409, "Not every requested spare can be placed"),
+    Code.NOT_A_BOOKING: (409, "The spare is not a booking: it has no window"),
     Code.CLUSTER_BUDGET_EXCEEDED: (409, "The cluster's surge budget (max_spares) is used up"),
     Code.REQUEST_TIMEOUT: (408, "Request body not received in time"),
     Code.BODY_TOO_LARGE: (413, "Request body too large"),
@@ -58,7 +60,8 @@ PROBLEMS: dict[Code, tuple[int, str]] = {
     Code.NEAR_UNKNOWN: (422, "The VM or Node that `near` names is not in the inventory"),
     Code.INVALID_PAGE_TOKEN: (422, "Invalid page token"),
     Code.WINDOW_STARTED: (422, "The booking's window starts in the past"),
-    Code.WINDOW_TOO_FAR: (422, "The booking's window starts beyond the booking horizon"),
+    Code.WINDOW_TOO_FAR: (422, "The booking's window reaches beyond the booking horizon"),
+    Code.WINDOW_END_PASSED: (422, "The booking's window would end in the past"),
     Code.TEMPORAL_ERROR: (502, "Temporal answered with an error"),
     Code.TEMPORAL_UNAVAILABLE: (503, "Temporal unavailable"),
     Code.INVENTORY_UNAVAILABLE: (503, "Inventory unavailable"),
@@ -93,6 +96,15 @@ class Problem(BaseModel):
         default=None,
         description="no_capacity of a booking: the spares (bookings among them) holding the "
         "room in its window",
+    )
+    free_until: datetime | None = Field(
+        default=None,
+        description="no_capacity of a longer window: the latest end its room allows now",
+    )
+    free_again_at: datetime | None = Field(
+        default=None,
+        description="no_capacity of a longer window: when the room is free again after the "
+        "spares in `held_by` (absent: not while anything known holds it)",
     )
     inventories: dict[str, str] | None = Field(
         default=None, description="inventory_unavailable: inventory -> why it is unreadable"
@@ -172,6 +184,8 @@ def install_problem_handlers(app: FastAPI) -> None:
                 requested=err.requested,
                 placeable=err.placeable,
                 held_by=err.held_by,
+                free_until=err.free_until,
+                free_again_at=err.free_again_at,
             )
         if isinstance(err, OverBudget):
             return problem(err.code, str(err), path, budget=err.budget, in_use=err.in_use)

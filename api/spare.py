@@ -17,6 +17,7 @@ from .errors import Code
 from .problems import responses
 from .spare_actions import SpareView, cancel_spare, release_spare, spare_status
 from .spare_start import PrepareAccepted, PrepareBody, start_spares
+from .spare_window import WindowBody, WindowChanged, change_window
 
 router = APIRouter(prefix="/v1", tags=["spares"])
 
@@ -191,3 +192,44 @@ async def cancel(
     await cancel_spare(client, spare_id, caller.clusters)
     response.headers["Location"] = spare_location(spare_id)
     return CancelAccepted(spare_id=spare_id, ui_url=settings.workflow_ui_url(spare_id))
+
+
+@router.patch(
+    "/spares/{spare_id}/window",
+    operation_id="changeSpareWindow",
+    response_model=WindowChanged,
+    summary="End a booking's window later or sooner",
+    description=(
+        "The window's start stays; its end moves, and the room it holds, its hold's timer and "
+        "`spare.window_ending` with it. A sooner end is always taken; a later one if the "
+        "inventory's ledger, deciding under its lock, finds the host's room free until then: "
+        "otherwise 409 `no_capacity` with `held_by` (the spares holding the room), "
+        "`free_until` (the latest end it allows now) and `free_again_at` (when it is free "
+        "again), and nothing changed. 422 naming `end`: `window_end_passed` (not in the "
+        "future), `invalid_request` (not after the window's start), `window_too_far` (more "
+        "than `booking_horizon_days` ahead). A spare without a window: 409 `not_a_booking`; "
+        "released or being released: 409 `already_released`. A release (`POST .../release`) "
+        "ends a Ready booking before its end."
+    ),
+    responses=responses(
+        *_ALWAYS,
+        *_AUTH,
+        Code.SPARE_NOT_FOUND,
+        Code.NOT_A_BOOKING,
+        Code.NO_CAPACITY,
+        Code.SPARE_NOT_READY,
+        Code.ALREADY_RELEASED,
+        Code.SPARE_ENDED,
+        Code.WINDOW_END_PASSED,
+        Code.WINDOW_TOO_FAR,
+    ),
+    dependencies=[Depends(UPGRADE_CONTROLLER)],
+)
+async def change_spare_window(
+    spare_id: str,
+    body: WindowBody,
+    settings: AppSettings,
+    client: TemporalClient,
+    caller: CurrentCaller,
+) -> WindowChanged:
+    return await change_window(client, settings, spare_id, body, caller.clusters)

@@ -83,7 +83,7 @@ async def spare_status(
     )
 
 
-def _ended(spare_id: str, run_status: WorkflowExecutionStatus, what: str) -> SpareConflict:
+def ended_spare(spare_id: str, run_status: WorkflowExecutionStatus, what: str) -> SpareConflict:
     """A closed spare: a completed one was released, any other ended some other way."""
     ended = run_status.name.lower()
     if run_status == WorkflowExecutionStatus.COMPLETED:
@@ -101,9 +101,9 @@ async def release_spare(
     """Run the `release` update; answer with the status once accepted (release takes a while)."""
     handle, run_status, task_queue = await describe_spare(client, spare_id, scope)
     if run_status != WorkflowExecutionStatus.RUNNING:
-        raise _ended(spare_id, run_status, "release")
+        raise ended_spare(spare_id, run_status, "release")
     await require_worker(client, task_queue)
-    async with _ending_meanwhile(client, spare_id, "release"):
+    async with ending_meanwhile(client, spare_id, "release"):
         try:
             update = await handle.start_update(
                 RELEASE_UPDATE,
@@ -129,7 +129,7 @@ async def release_spare(
 
 
 @contextlib.asynccontextmanager
-async def _ending_meanwhile(client: Client, spare_id: str, what: str) -> AsyncIterator[None]:
+async def ending_meanwhile(client: Client, spare_id: str, what: str) -> AsyncIterator[None]:
     """Temporal's errors, where a spare that ended between our look and our call (the server
     answers NOT_FOUND) is the ended spare it now is, not a missing one."""
     try:
@@ -139,7 +139,7 @@ async def _ending_meanwhile(client: Client, spare_id: str, what: str) -> AsyncIt
         _, run_status, _ = await describe_spare(client, spare_id)
         if run_status == WorkflowExecutionStatus.RUNNING:
             raise
-        raise _ended(spare_id, run_status, what) from None
+        raise ended_spare(spare_id, run_status, what) from None
 
 
 async def _release_refused(handle: WorkflowHandle[object, object], spare_id: str) -> SpareConflict:
@@ -162,12 +162,12 @@ async def cancel_spare(client: Client, spare_id: str, scope: Scope = None) -> No
     """Cancel the workflow: it compensates (destroys what it created) before it ends."""
     handle, run_status, task_queue = await describe_spare(client, spare_id, scope)
     if run_status != WorkflowExecutionStatus.RUNNING:
-        raise _ended(spare_id, run_status, "cancel")
+        raise ended_spare(spare_id, run_status, "cancel")
     await require_worker(client, task_queue)
     if (await query_status(handle, spare_id)).phase == Phase.RELEASED:
         # Only its last webhooks are still going out: a cancel would cut them short.
         raise SpareConflict(
             f"spare {spare_id} is already released, nothing to cancel", Code.ALREADY_RELEASED
         )
-    async with _ending_meanwhile(client, spare_id, "cancel"):
+    async with ending_meanwhile(client, spare_id, "cancel"):
         await handle.cancel()

@@ -2,7 +2,7 @@
 
 - processes (`processes.py`): dev, lab, demo, worker, api, receiver, codec-server
 - spares, through the HTTP API (`spares.py`, shown by `spare_view.py`): prepare, status,
-  release, cancel, list
+  release, cancel, window, list
 - placement questions (`placement_questions.py`): explain, inventory
 - the registered clusters (`clusters.py`): clusters
 - the deploy gate (`replay.py`): replay
@@ -50,6 +50,7 @@ COMMANDS: list[tuple[str | None, Callable[..., Any]]] = [
     (None, spares.status),
     (None, spares.release),
     (None, spares.cancel),
+    (None, spares.window),
     (None, placement_questions.explain),
     ("list", spares.list_spares),
     (None, placement_questions.inventory),

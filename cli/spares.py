@@ -1,9 +1,11 @@
-"""The spare commands: `prepare`, `status`, `release`, `cancel`, `list`. Each calls the HTTP
-API (the generated client in `virtflow_client/`), as any other caller of virtflow does."""
+"""The spare commands: `prepare`, `status`, `release`, `cancel`, `window`, `list`. Each calls
+the HTTP API (the generated client in `virtflow_client/`), as any other caller of virtflow
+does."""
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,7 +14,12 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from contracts.spare import Phase, SpareRequest
-from virtflow_client.api.spares import cancel_spare, prepare_spare, release_spare
+from virtflow_client.api.spares import (
+    cancel_spare,
+    change_spare_window,
+    prepare_spare,
+    release_spare,
+)
 from virtflow_client.api.spares import list_spares as list_spares_op
 from virtflow_client.models import (
     BookingInfo,
@@ -22,6 +29,8 @@ from virtflow_client.models import (
     ReleaseRequest,
     SparePage,
     SpareStatus,
+    WindowBody,
+    WindowChanged,
 )
 from virtflow_client.models import Phase as ApiPhase
 from virtflow_client.types import UNSET
@@ -192,6 +201,34 @@ def cancel(
         return 0 if view.workflow_status in ("canceled", "cancelled") else EXIT_FAILED
 
     raise typer.Exit(run(go()))
+
+
+def window(
+    spare_id: Annotated[str, typer.Argument(help="Booked spare (workflow) id")],
+    end: Annotated[str, typer.Option("--end", help="The window's new end (RFC 3339, offset)")],
+) -> None:
+    """End a booking's window later or sooner. A later end is taken only if its host's room is
+    free until then; otherwise the answer says who holds it and until when it is free."""
+    config = settings()
+    try:
+        new_end = datetime.fromisoformat(end)
+    except ValueError:
+        fail(f"bad request: --end {end!r} is not an RFC 3339 time", EXIT_BAD_INPUT)
+    if new_end.tzinfo is None:
+        fail(f"bad request: --end {end!r} has no offset (add Z or +hh:mm)", EXIT_BAD_INPUT)
+
+    async def go() -> None:
+        client = api_client(config)
+        response = await change_spare_window.asyncio_detailed(
+            spare_id, client=client, body=WindowBody(end=new_end)
+        )
+        changed = answer(response, WindowChanged)
+        console.print(
+            f"spare {spare_id}: window {changed.window.start.isoformat()} .. "
+            f"{changed.window.end.isoformat()}"
+        )
+
+    run(go())
 
 
 MAX_PAGE_SIZE = 500

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta
+from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
@@ -23,6 +24,8 @@ READY_TIMES_QUERY = "ready_times"
 READY_TIMES_KEPT = 50
 # The key of spares that name no template (the pool's, or the default).
 ANY_TEMPLATE = "-"
+# Update of a booked spare: its window's new end (PrepareSpare).
+CHANGE_WINDOW_UPDATE = "change_window"
 # `spare.window_ending` goes out this long before a window's end unless configured.
 WINDOW_ENDING_SECONDS = 1800
 # Signal from an inventory's ledger to a booking whose host can no longer hold it.
@@ -136,3 +139,25 @@ class CheckBookedHostsResult(BaseModel):
     unfit: list[UnfitBooking] = Field(default_factory=list)
     # When the ledger looks again (the worker's `booking_check_seconds`).
     next_check_seconds: int = Field(default=300, ge=1)
+
+
+class WindowChange(BaseModel):
+    """A booked spare's window to end at `end` instead: later (if its host keeps room for
+    it) or sooner. Its start stays."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    end: AwareDatetime
+
+
+class WindowChangeResult(BaseModel):
+    """`changed`: the window (and the room it holds) ends at the new end; `no_capacity`:
+    nothing changed, the room is held by `held_by` from `free_until`, free again from
+    `free_again_at`."""
+
+    status: Literal["changed", "no_capacity"]
+    window: Window
+    reason: str | None = None
+    held_by: list[str] = Field(default_factory=list)
+    free_until: datetime | None = None
+    free_again_at: datetime | None = None

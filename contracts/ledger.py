@@ -18,6 +18,7 @@ from .timeouts import ActivityTimeouts
 
 __all__ = [
     "CAPACITY_GRANTED_SIGNAL",
+    "CHANGE_HOLD_UPDATE",
     "FREE_UPDATE",
     "INVENTORY_LEDGER",
     "LEDGER_RETRY",
@@ -25,6 +26,8 @@ __all__ = [
     "RESERVE_GROUP_UPDATE",
     "RESERVE_UPDATE",
     "WAITERS_QUERY",
+    "ChangeHoldInput",
+    "ChangeHoldResult",
     "FreeInput",
     "FreeResult",
     "GroupMember",
@@ -48,6 +51,8 @@ RESERVE_UPDATE = "reserve"
 # All members of one request (`count: N`), reserved together or not at all.
 RESERVE_GROUP_UPDATE = "reserve_group"
 FREE_UPDATE = "free"
+# A booking's hold given a new end: shorter at once, longer if its host keeps room for it.
+CHANGE_HOLD_UPDATE = "change_hold"
 RESERVATIONS_QUERY = "reservations"
 WAITERS_QUERY = "waiters"
 # Sent by the ledger to a waiting spare once room is freed for it (carries its Reservation).
@@ -204,6 +209,36 @@ class FreeInput(BaseModel):
 
 class FreeResult(BaseModel):
     freed: bool
+
+
+class ChangeHoldInput(BaseModel):
+    """A spare's reservation to hold until `end` instead (a booking's changed window)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    inventory: str
+    task_queue: str
+    spare_id: str
+    end: datetime
+    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+
+    @property
+    def ledger_id(self) -> str:
+        return ledger_workflow_id(self.inventory)
+
+
+class ChangeHoldResult(BaseModel):
+    """`changed` (the reservation holds until the new end), `no_capacity` (its host has no
+    room for the extension: nothing changed), or `not_held` (the ledger holds nothing for it)."""
+
+    status: Literal["changed", "no_capacity", "not_held"]
+    reservation: Reservation | None = None
+    reason: str | None = None
+    held_by: list[str] = Field(default_factory=list)
+    # no_capacity: the latest end the room allows now, and when it is free again after
+    # what is in the way (None: not while anything known holds it).
+    free_until: datetime | None = None
+    free_again_at: datetime | None = None
 
 
 class SpareRunsInput(BaseModel):

@@ -47,3 +47,22 @@ class PlaceVmsInput(BaseModel):
 
 class PlaceVmsResult(BaseModel):
     decisions: list[PlaceVmResult]
+
+
+class RoomToExtendInput(BaseModel):
+    """Whether `reservation`'s host keeps room for it until `end`, counting the others."""
+
+    inventory: str
+    reservation: Reservation
+    # The ledger's other reservations on the same host.
+    reservations: list[Reservation] = Field(default_factory=list)
+    end: datetime
+    now: datetime
+
+
+class RoomToExtendResult(BaseModel):
+    fits: bool
+    summary: str
+    held_by: list[str] = Field(default_factory=list)
+    free_until: datetime | None = None
+    free_again_at: datetime | None = None

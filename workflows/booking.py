@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import FailureError
+from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 with workflow.unsafe.imports_passed_through():
     from activities.ledger import LedgerActivities
@@ -26,9 +26,20 @@ with workflow.unsafe.imports_passed_through():
         HostUnfit,
         ReadyTime,
         Window,
+        WindowChangeResult,
         template_key,
     )
-    from contracts.ledger import Hold, Leaving, Reservation, ReserveInput, ledger_workflow_id
+    from contracts.failures import Failure
+    from contracts.ledger import (
+        LEDGER_RETRY,
+        ChangeHoldInput,
+        ChangeHoldResult,
+        Hold,
+        Leaving,
+        Reservation,
+        ReserveInput,
+        ledger_workflow_id,
+    )
     from contracts.spare import Phase, SpareRequest
     from contracts.vm import VmFacts
     from webhooks.events import BookingWindow, EventType, HostMove
@@ -158,6 +169,59 @@ class Booking:
             occurrence=moves - 1,
         )
         return moved
+
+    async def change_end(self, end: datetime) -> tuple[WindowChangeResult, Reservation | None]:
+        """Ask the ledger to hold the room until `end`: it decides under its lock whether the
+        host keeps room for a longer window. Changed, the window ends then (the hold's timer
+        and `spare.window_ending` follow it); refused, nothing changes. Answers the change and
+        the reservation as the ledger holds it now."""
+        try:
+            answer: ChangeHoldResult = await workflow.execute_activity_method(
+                LedgerActivities.change_hold,
+                ChangeHoldInput(
+                    inventory=self.req.inventory,
+                    task_queue=workflow.info().task_queue,
+                    spare_id=workflow.info().workflow_id,
+                    end=end,
+                    timeouts=self.req.timeouts,
+                ),
+                start_to_close_timeout=self.req.timeouts.ledger,
+                heartbeat_timeout=self.req.timeouts.heartbeat,
+                retry_policy=LEDGER_RETRY,
+            )
+        except ActivityError as err:
+            # The ledger did not answer in time: nothing changed, the caller may ask again.
+            raise ApplicationError(
+                f"the window could not be changed: {err.cause or err}",
+                type=Failure.LEDGER_INCONSISTENT,
+                non_retryable=True,
+            ) from None
+        if answer.status == "not_held":
+            raise ApplicationError(
+                answer.reason or "the ledger holds no room for this spare",
+                type=Failure.LEDGER_INCONSISTENT,
+                non_retryable=True,
+            )
+        if answer.status == "no_capacity":
+            return (
+                WindowChangeResult(
+                    status="no_capacity",
+                    window=self.window,
+                    reason=answer.reason,
+                    held_by=answer.held_by,
+                    free_until=answer.free_until,
+                    free_again_at=answer.free_again_at,
+                ),
+                answer.reservation,
+            )
+        before = self.window.end
+        self.window = Window(start=self.window.start, end=end)
+        if self.progress.status.booking is not None:
+            self.progress.status.booking.window = self.window
+        self.progress.amend_phase(
+            f"its window ends at {end.isoformat()} (was {before.isoformat()})"
+        )
+        return WindowChangeResult(status="changed", window=self.window), answer.reservation
 
     def ready(self) -> None:
         """Ready: in time for the window, or a missed start."""

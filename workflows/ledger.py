@@ -29,12 +29,15 @@ with workflow.unsafe.imports_passed_through():
     from contracts.failures import Failure
     from contracts.ledger import (
         CAPACITY_GRANTED_SIGNAL,
+        CHANGE_HOLD_UPDATE,
         FREE_UPDATE,
         INVENTORY_LEDGER,
         RESERVATIONS_QUERY,
         RESERVE_GROUP_UPDATE,
         RESERVE_UPDATE,
         WAITERS_QUERY,
+        ChangeHoldInput,
+        ChangeHoldResult,
         FreeInput,
         FreeResult,
         Hold,
@@ -49,7 +52,13 @@ with workflow.unsafe.imports_passed_through():
         Waiter,
         WarmMark,
     )
-    from contracts.placement import PlaceVmResult, PlaceVmsInput, PlaceVmsResult
+    from contracts.placement import (
+        PlaceVmResult,
+        PlaceVmsInput,
+        PlaceVmsResult,
+        RoomToExtendInput,
+        RoomToExtendResult,
+    )
     from contracts.spare import REQUEST_RELEASE_SIGNAL, ReleaseRequest
     from contracts.warm import (
         TRANSFER_UPDATE,
@@ -315,6 +324,61 @@ class InventoryLedger:
             await self._serve_waiters()
             workflow.set_current_details(self._details())
             return FreeResult(freed=freed)
+
+    @workflow.update(name=CHANGE_HOLD_UPDATE)
+    async def change_hold(self, inp: ChangeHoldInput) -> ChangeHoldResult:
+        """A booking's hold given a new end, decided under the lock so no reservation slips
+        in between: a shorter one at once (and waiters may use the room it frees), a longer
+        one only if its host keeps room for it until then."""
+        async with self._lock:
+            held = self._state.reservations.get(inp.spare_id)
+            if held is None:
+                return ChangeHoldResult(
+                    status="not_held",
+                    reason=f"inventory {self._state.inventory} holds no room for {inp.spare_id}",
+                )
+            longer = held.hold.end is not None and inp.end > held.hold.end
+            if longer:
+                room = await self._room_to_extend(held, inp)
+                if not room.fits:
+                    return ChangeHoldResult(
+                        status="no_capacity",
+                        reservation=held,
+                        reason=room.summary,
+                        held_by=room.held_by,
+                        free_until=room.free_until,
+                        free_again_at=room.free_again_at,
+                    )
+            changed = held.model_copy(update={"hold": Hold(start=held.hold.start, end=inp.end)})
+            self._state.reservations[inp.spare_id] = changed
+            if not longer:
+                await self._serve_waiters()
+            workflow.set_current_details(self._details())
+            return ChangeHoldResult(status="changed", reservation=changed)
+
+    @change_hold.validator
+    def validate_change_hold(self, inp: ChangeHoldInput) -> None:
+        self._check_inventory(inp.inventory)
+
+    async def _room_to_extend(self, held: Reservation, inp: ChangeHoldInput) -> RoomToExtendResult:
+        # Only the reservations on its host travel: the answer is about that host alone.
+        on_host = [
+            r
+            for r in self._state.reservations.values()
+            if r.host == held.host and r.spare_id != held.spare_id
+        ]
+        return await workflow.execute_activity_method(
+            PlacementActivities.room_to_extend,
+            RoomToExtendInput(
+                inventory=self._state.inventory,
+                reservation=held,
+                reservations=on_host,
+                end=inp.end,
+                now=workflow.now(),
+            ),
+            start_to_close_timeout=self._state.timeouts.call,
+            retry_policy=PLACEMENT_RETRY,
+        )
 
     @workflow.update(name=TRANSFER_UPDATE)
     async def transfer(self, inp: TransferInput) -> TransferResult:

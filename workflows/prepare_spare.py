@@ -28,7 +28,13 @@ from temporalio.exceptions import (
 )
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.booking import BOOKED_HOST_UNFIT_SIGNAL, HostUnfit
+    from contracts.booking import (
+        BOOKED_HOST_UNFIT_SIGNAL,
+        CHANGE_WINDOW_UPDATE,
+        HostUnfit,
+        WindowChange,
+        WindowChangeResult,
+    )
     from contracts.common import ANY_POOL, CLUSTER, POOL
     from contracts.failures import Failure
     from contracts.ledger import CAPACITY_GRANTED_SIGNAL, Reservation
@@ -66,6 +72,9 @@ from .step_failure import StepFailed
 from .vm_create import create_vm
 from .warm_claim import WarmClaim, become_warm, report_to_pool
 
+# Where a booking holds its room and its window can still move.
+WINDOWED = (Phase.BOOKED, Phase.CREATING_VM, Phase.WAITING_READY, Phase.READY)
+
 
 @workflow.defn(name=PREPARE_SPARE, failure_exception_types=[ValidationError])
 class PrepareSpare:
@@ -83,6 +92,8 @@ class PrepareSpare:
         # Whether a warm pool serves this request is known (a claim answered, or none asked).
         self._warm_known = False
         self._booking: Booking | None = None
+        # One change of a booking's window at a time: each asks the ledger, which may wait.
+        self._window_lock = asyncio.Lock()
 
     # --- messages -------------------------------------------------------------------------
 
@@ -134,6 +145,35 @@ class PrepareSpare:
         await workflow.wait_condition(lambda: self._warm_known)
         asked = workflow.memo_value(MEMO_REQUEST_HASH, None, type_hint=str)
         return WarmAnswer(warm=self.status().warm, request_hash=asked)
+
+    @workflow.update(name=CHANGE_WINDOW_UPDATE)
+    async def change_window(self, change: WindowChange) -> WindowChangeResult:
+        """A booking's window ends at `change.end` instead, if the ledger (under its lock)
+        finds the room free until then; the hold and `spare.window_ending` follow it."""
+        booking = self._booking
+        assert booking is not None  # the validator refused anything else
+        async with self._window_lock:
+            result, reservation = await booking.change_end(change.end)
+            if result.status == "changed" and reservation is not None:
+                self._reservation = reservation
+            return result
+
+    @change_window.validator
+    def validate_change_window(self, change: WindowChange) -> None:
+        phase = self._status.phase if self._status else Phase.VALIDATING
+        if self._booking is None:
+            raise ValueError("the spare is not a booking: it has no window to change")
+        if self._reservation is None or self._release is not None or phase not in WINDOWED:
+            raise ValueError(
+                f"a window can be changed while the spare is booked or held (it is {phase.value})"
+            )
+        if change.end <= workflow.now():
+            raise ValueError(f"end {change.end.isoformat()} is not in the future")
+        if change.end <= self._booking.window.start:
+            raise ValueError(
+                f"end {change.end.isoformat()} is not after the window's start "
+                f"{self._booking.window.start.isoformat()}"
+            )
 
     @workflow.signal(name=REQUEST_RELEASE_SIGNAL)
     def request_release(self, req: ReleaseRequest) -> None:

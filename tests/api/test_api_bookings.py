@@ -88,3 +88,55 @@ async def test_a_window_that_started_ends_first_or_starts_too_far_is_422(
         problem = answer.json()
         assert problem["code"] == code, problem
         assert [e["field"] for e in problem["errors"]] == [field], problem
+
+
+async def window_end(live: LiveStack, spare_id: str, end: datetime) -> httpx.Response:
+    return await live.api.patch(f"/v1/spares/{spare_id}/window", json={"end": end.isoformat()})
+
+
+async def test_a_window_grows_into_free_room_not_into_a_later_booking_and_shrinks_at_once(
+    live: LiveStack,
+) -> None:
+    day2 = datetime.now(UTC).replace(microsecond=0) + timedelta(days=2)
+    first = await booked(live, spare_body(window=window(day2, 4), **PINNED))
+    assert first.status_code == 202, first.text
+    spare_id = first.json()["spare_id"]
+    later = await booked(live, spare_body(window=window(day2 + timedelta(hours=6), 2), **PINNED))
+    assert later.status_code == 202, later.text
+    later_id = later.json()["spare_id"]
+    later_start = datetime.fromisoformat(later.json()["booking"]["lead_start"])
+    await live.phase_becomes(spare_id, "booked")
+
+    into_later = await window_end(live, spare_id, day2 + timedelta(hours=7))
+    assert into_later.status_code == 409, into_later.text
+    problem = into_later.json()
+    assert (problem["code"], problem["held_by"]) == ("no_capacity", [later_id])
+    assert datetime.fromisoformat(problem["free_until"]) == later_start
+    assert datetime.fromisoformat(problem["free_again_at"]) == day2 + timedelta(hours=8)
+    status = (await live.api.get(f"/v1/spares/{spare_id}")).json()
+    assert datetime.fromisoformat(status["booking"]["window"]["end"]) == day2 + timedelta(hours=4)
+
+    up_to_later = await window_end(live, spare_id, later_start)
+    assert up_to_later.status_code == 200, up_to_later.text
+    assert datetime.fromisoformat(up_to_later.json()["window"]["end"]) == later_start
+
+    shorter = await window_end(live, spare_id, day2 + timedelta(hours=1))
+    assert shorter.status_code == 200, shorter.text
+    # The room after the new end is free at once: a booking there is taken.
+    after = await booked(live, spare_body(window=window(day2 + timedelta(hours=2), 2), **PINNED))
+    assert after.status_code == 202, after.text
+
+    now = datetime.now(UTC)
+    for end, code in [
+        (now - timedelta(minutes=1), "window_end_passed"),
+        (day2, "invalid_request"),
+        (now + timedelta(days=31), "window_too_far"),
+    ]:
+        refused = await window_end(live, spare_id, end)
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["code"] == code
+        assert [e["field"] for e in refused.json()["errors"]] == ["end"]
+
+    client = live.stack.client
+    for other in (spare_id, later_id, after.json()["spare_id"]):
+        await client.get_workflow_handle(other).terminate("test over")

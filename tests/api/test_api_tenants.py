@@ -134,6 +134,9 @@ def _cases(of_b: Tenants) -> dict[tuple[str, str], Case]:
             f"{spare}/release", 404, "spare_not_found", {}
         ),
         ("DELETE", "/v1/spares/{spare_id}"): Case(spare, 404, "spare_not_found"),
+        ("PATCH", "/v1/spares/{spare_id}/window"): Case(
+            f"{spare}/window", 404, "spare_not_found", {"end": "2030-01-01T00:00:00Z"}
+        ),
         ("POST", "/v1/placement/explain"): Case(
             "/v1/placement/explain", 403, "cluster_forbidden", explain
         ),

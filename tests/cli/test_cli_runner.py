@@ -9,6 +9,8 @@ import asyncio
 import json
 import uuid
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -170,3 +172,44 @@ async def test_clusters_lists_the_registered_cluster(live: LiveStack, env: dict[
     table = await virtflow(["clusters"], env)
     assert table.exit_code == 0, table.output
     assert "lab" in table.stdout and "yes" in table.stdout
+
+
+async def test_window_moves_a_bookings_end_and_names_what_is_in_the_way(
+    live: LiveStack, env: dict[str, str], tmp_path: Path
+) -> None:
+    day2 = datetime.now(UTC).replace(microsecond=0) + timedelta(days=2)
+    # One host of 96 effective CPUs: one spare of 64 at a time.
+    pinned_file = tmp_path / "pinned.json"
+    pinned_file.write_text(
+        json.dumps({"annotations": {"node.qemu-scheduler/regex": "^bm-gen-03$"}})
+    )
+    pinned = ["--cpu", "64", "--memory-mb", "2048", "--inventory", live.stack.inventory]
+    pinned += ["--file", str(pinned_file)]
+    ids = []
+    for start, hours in ((day2, 4), (day2 + timedelta(hours=6), 2)):
+        request_id = f"r{uuid.uuid4().hex[:8]}"
+        ids.append(f"spare-lab-{request_id}")
+        window = ["--window-start", start.isoformat()]
+        window += ["--window-end", (start + timedelta(hours=hours)).isoformat()]
+        booked = await virtflow(
+            ["prepare", "--cluster", "lab", "--request-id", request_id, *pinned, *window], env
+        )
+        assert booked.exit_code == 0, booked.output
+    first, later = ids
+
+    longer = (day2 + timedelta(hours=5)).isoformat()
+    moved = await virtflow(["window", first, "--end", longer], env)
+    assert moved.exit_code == 0, moved.output
+    assert f"spare {first}: window {day2.isoformat()} .. {longer}" in moved.stdout
+
+    into_later = await virtflow(
+        ["window", first, "--end", (day2 + timedelta(hours=7)).isoformat()], env
+    )
+    assert into_later.exit_code == 2, into_later.output
+    assert "(no_capacity)" in into_later.stderr and later in into_later.stderr
+
+    no_offset = await virtflow(["window", first, "--end", "2030-01-01T00:00:00"], env)
+    assert no_offset.exit_code == 2
+    assert no_offset.stderr.startswith("error: bad request: --end '2030-01-01T00:00:00' has no")
+    for spare_id in ids:
+        await live.stack.client.get_workflow_handle(spare_id).terminate("test over")

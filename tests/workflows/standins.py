@@ -36,7 +36,16 @@ from contracts.kubernetes import (
     NodeReadyResult,
     WaitNodeReadyInput,
 )
-from contracts.ledger import FreeInput, FreeResult, Hold, Reservation, ReserveInput, ReserveResult
+from contracts.ledger import (
+    ChangeHoldInput,
+    ChangeHoldResult,
+    FreeInput,
+    FreeResult,
+    Hold,
+    Reservation,
+    ReserveInput,
+    ReserveResult,
+)
 from contracts.notify import (
     DeliverWebhookInput,
     DeliveryResult,
@@ -79,6 +88,9 @@ class StandIns:
     lead_seconds: int = 600
     window_ending_seconds: int = 1800
     holds: dict[str, Hold | None] = field(default_factory=dict)
+    # The ledger's answer to a longer hold (None: room for it); a shorter one is always taken.
+    extension_refused: ChangeHoldResult | None = None
+    reservations: dict[str, Reservation] = field(default_factory=dict)
     # With a receiver, every event is delivered to it (in place of the HTTP call) and kept.
     receiver: str | None = None
     events: list[tuple[str, SpareEvent]] = field(default_factory=list)
@@ -135,6 +147,7 @@ class StandIns:
             reservation = Reservation.of(
                 inp.request, host, 101, spare_id=inp.spare_id, hold=inp.hold
             )
+            self.reservations[inp.spare_id] = reservation
             return ReserveResult(status="reserved", reservation=reservation)
 
         @standin(PlacementActivities.check_booked_hosts)
@@ -153,6 +166,18 @@ class StandIns:
             return BookingLeadResult(
                 lead_seconds=self.lead_seconds, window_ending_seconds=self.window_ending_seconds
             )
+
+        @standin(LedgerActivities.change_hold)
+        async def change_hold(inp: ChangeHoldInput) -> ChangeHoldResult:
+            self.calls.append(("change_hold", inp.end.isoformat()))
+            held = self.reservations[inp.spare_id]
+            assert held.hold.end is not None
+            if inp.end > held.hold.end and self.extension_refused is not None:
+                return self.extension_refused.model_copy(update={"reservation": held})
+            changed = held.model_copy(update={"hold": Hold(start=held.hold.start, end=inp.end)})
+            self.reservations[inp.spare_id] = changed
+            self.holds[inp.spare_id] = changed.hold
+            return ChangeHoldResult(status="changed", reservation=changed)
 
         @standin(LedgerActivities.free_capacity)
         async def free_capacity(inp: FreeInput) -> FreeResult:
@@ -225,6 +250,7 @@ class StandIns:
             warm_candidates,
             reserve_capacity,
             booking_lead,
+            change_hold,
             free_capacity,
             create_vm,
             destroy_vm,

@@ -10,13 +10,18 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
-from contracts.booking import Window
-from contracts.ledger import LedgerState, Reservation, ledger_workflow_id
-from contracts.spare import Phase, SpareRequest, SpareResult, SpareStatus
+from contracts.booking import CHANGE_WINDOW_UPDATE, Window, WindowChange, WindowChangeResult
+from contracts.ledger import ChangeHoldResult, Hold, LedgerState, Reservation, ledger_workflow_id
+from contracts.spare import Phase, ReleaseRequest, SpareRequest, SpareResult, SpareStatus
 from tests.helpers import assert_eventually, new_worker
 from tests.workflows.standins import StandIns
 from webhooks.events import EventType, HostMove
@@ -276,3 +281,163 @@ async def test_a_booked_host_cordoned_with_no_other_host_fails_the_booking_then_
     assert standins.asked("free_capacity") == [req.spare_id]
     told = [e.data.reason or "" for _, e in standins.events if e.type == EventType.FAILED]
     assert len(told) == 1 and told[0].startswith(reason)
+
+
+async def change_window(handle: WorkflowHandle[Any, Any], end: datetime) -> WindowChangeResult:
+    result: WindowChangeResult = await handle.execute_update(
+        CHANGE_WINDOW_UPDATE, WindowChange(end=end), result_type=WindowChangeResult
+    )
+    return result
+
+
+async def test_a_longer_window_moves_the_hold_and_its_end_with_it(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    env = time_skipping_env
+    standins = StandIns(lead_seconds=LEAD, window_ending_seconds=1800, receiver="ctrl")
+    window = await two_days_ahead(env)
+    longer = window.end + timedelta(hours=2)
+    req = request(window=window)
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(env.client, w.task_queue, req)
+        await phase_is(handle, Phase.BOOKED)
+        await env.sleep(window.start - await env.get_current_time())
+        await phase_is(handle, Phase.READY)
+
+        changed = await change_window(handle, longer)
+        assert (changed.status, changed.window) == (
+            "changed",
+            Window(start=window.start, end=longer),
+        )
+        status = await handle.query(PrepareSpare.status)
+        assert status.booking is not None and status.booking.window.end == longer
+        result: SpareResult = await handle.result()
+        final = await handle.query(PrepareSpare.status)
+
+    assert standins.holds[req.spare_id] == Hold(start=window.hold(LEAD).start, end=longer)
+    assert result.reason == f"its window ended at {longer.isoformat()}"
+    assert at(final, Phase.RELEASING) >= longer
+    endings = [e for _, e in standins.events if e.type.value == "spare.window_ending"]
+    assert [(e.data.window.end if e.data.window else None) for e in endings] == [longer]
+    assert endings[0].timestamp >= longer - timedelta(seconds=1800)
+
+
+async def test_a_shorter_window_ends_the_booking_sooner(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    env, standins = time_skipping_env, StandIns(lead_seconds=LEAD)
+    window = await two_days_ahead(env)
+    sooner = window.start + timedelta(hours=1)
+    req = request(window=window)
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(env.client, w.task_queue, req)
+        await phase_is(handle, Phase.BOOKED)
+        changed = await change_window(handle, sooner)
+        assert (changed.status, changed.window.end) == ("changed", sooner)
+        assert standins.holds[req.spare_id] == Hold(start=window.hold(LEAD).start, end=sooner)
+        result: SpareResult = await handle.result()
+        final = await handle.query(PrepareSpare.status)
+
+    assert result.reason == f"its window ended at {sooner.isoformat()}"
+    assert sooner <= at(final, Phase.RELEASING) < window.end
+
+
+async def test_a_longer_window_the_ledger_has_no_room_for_changes_nothing(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    env = time_skipping_env
+    window = await two_days_ahead(env)
+    refusal = ChangeHoldResult(
+        status="no_capacity",
+        reason="bm-1 has no room",
+        held_by=["spare-lab-next"],
+        free_until=window.end + timedelta(minutes=30),
+        free_again_at=window.end + timedelta(hours=3),
+    )
+    standins = StandIns(lead_seconds=LEAD, extension_refused=refusal)
+    req = request(window=window)
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(env.client, w.task_queue, req)
+        await phase_is(handle, Phase.BOOKED)
+        refused = await change_window(handle, window.end + timedelta(hours=2))
+        assert refused.model_dump() == {
+            "status": "no_capacity",
+            "window": window.model_dump(),
+            "reason": "bm-1 has no room",
+            "held_by": ["spare-lab-next"],
+            "free_until": refusal.free_until,
+            "free_again_at": refusal.free_again_at,
+        }
+        result: SpareResult = await handle.result()
+
+    assert standins.holds[req.spare_id] == window.hold(LEAD)
+    assert result.reason == f"its window ended at {window.end.isoformat()}"
+
+
+@pytest.mark.parametrize(
+    ("end", "refusal"),
+    [
+        pytest.param(lambda w, now: now - timedelta(minutes=1), "is not in the future", id="past"),
+        pytest.param(lambda w, now: w.start, "is not after the window's start", id="at start"),
+    ],
+)
+async def test_a_window_end_before_now_or_its_start_is_refused_by_the_validator(
+    time_skipping_env: WorkflowEnvironment, end: Any, refusal: str
+) -> None:
+    env, standins = time_skipping_env, StandIns(lead_seconds=LEAD)
+    window = await two_days_ahead(env)
+    req = request(window=window)
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(env.client, w.task_queue, req)
+        await phase_is(handle, Phase.BOOKED)
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await change_window(handle, end(window, await env.get_current_time()))
+        assert refusal in str(refused.value.cause)
+        await handle.terminate("test over")
+    assert standins.asked("change_hold") == []
+
+
+async def test_an_ordinary_spare_has_no_window_to_change(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    env, standins = time_skipping_env, StandIns()
+    req = request(ttl_seconds=3600)
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(env.client, w.task_queue, req)
+        await phase_is(handle, Phase.READY)
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await change_window(handle, (await env.get_current_time()) + timedelta(hours=2))
+        assert "not a booking" in str(refused.value.cause)
+        await handle.terminate("test over")
+
+
+async def test_a_release_before_the_end_ends_the_booking_early(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    env, standins = time_skipping_env, StandIns(lead_seconds=LEAD)
+    window = await two_days_ahead(env)
+    req = request(window=window)
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(env.client, w.task_queue, req)
+        await phase_is(handle, Phase.BOOKED)
+        await env.sleep(window.start + timedelta(hours=1) - await env.get_current_time())
+        await phase_is(handle, Phase.READY)
+        await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="upgrade done"))
+        result: SpareResult = await handle.result()
+        final = await handle.query(PrepareSpare.status)
+
+    assert (result.phase, result.reason) == (Phase.RELEASED, "upgrade done")
+    assert at(final, Phase.RELEASED) < window.end
+    assert [name for name, _ in standins.calls if name in RELEASE_STEPS] == RELEASE_STEPS

@@ -20,7 +20,12 @@ CASES = [
         PrepareSpare,
         spare.PREPARE_SPARE,
         {spare.STATUS_QUERY},
-        {spare.RELEASE_UPDATE, warm.HAND_OVER_UPDATE, warm.WARM_ANSWER_UPDATE},
+        {
+            spare.RELEASE_UPDATE,
+            warm.HAND_OVER_UPDATE,
+            warm.WARM_ANSWER_UPDATE,
+            booking.CHANGE_WINDOW_UPDATE,
+        },
         {
             spare.REQUEST_RELEASE_SIGNAL,
             spare.REPLACEMENT_READY_SIGNAL,
@@ -37,6 +42,7 @@ CASES = [
             ledger.RESERVE_UPDATE,
             ledger.RESERVE_GROUP_UPDATE,
             ledger.FREE_UPDATE,
+            ledger.CHANGE_HOLD_UPDATE,
             warm.TRANSFER_UPDATE,
         },
         {booking.READY_TIME_SIGNAL},

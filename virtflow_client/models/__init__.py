@@ -76,6 +76,8 @@ from .warm_pool_view import WarmPoolView
 from .warm_spare import WarmSpare
 from .warm_spare_phase import WarmSparePhase
 from .window import Window
+from .window_body import WindowBody
+from .window_changed import WindowChanged
 
 __all__ = (
     "ActivityTimeouts",
@@ -154,4 +156,6 @@ __all__ = (
     "WarmSpare",
     "WarmSparePhase",
     "Window",
+    "WindowBody",
+    "WindowChanged",
 )

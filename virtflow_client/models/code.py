@@ -13,6 +13,7 @@ class Code(StrEnum):
     METHOD_NOT_ALLOWED = "method_not_allowed"
     NEAR_UNKNOWN = "near_unknown"
     NOT_ALLOWED_FOR_CLUSTER = "not_allowed_for_cluster"
+    NOT_A_BOOKING = "not_a_booking"
     NOT_FOUND = "not_found"
     NO_CAPACITY = "no_capacity"
     NO_MATCHING_HOST = "no_matching_host"
@@ -32,6 +33,7 @@ class Code(StrEnum):
     UNKNOWN_RECEIVER = "unknown_receiver"
     UNKNOWN_TEMPLATE = "unknown_template"
     WARM_POOL_NOT_FOUND = "warm_pool_not_found"
+    WINDOW_END_PASSED = "window_end_passed"
     WINDOW_STARTED = "window_started"
     WINDOW_TOO_FAR = "window_too_far"
 

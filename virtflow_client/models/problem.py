@@ -11,6 +11,7 @@ from ..types import UNSET, Unset
 from ..models.code import Code
 from ..types import UNSET, Unset
 from typing import cast
+import datetime
 
 if TYPE_CHECKING:
   from ..models.field_error import FieldError
@@ -40,6 +41,10 @@ class Problem:
             placeable (int | None | Unset): no_capacity: how many of them could be placed now
             held_by (list[str] | None | Unset): no_capacity of a booking: the spares (bookings among them) holding the room
                 in its window
+            free_until (datetime.datetime | None | Unset): no_capacity of a longer window: the latest end its room allows
+                now
+            free_again_at (datetime.datetime | None | Unset): no_capacity of a longer window: when the room is free again
+                after the spares in `held_by` (absent: not while anything known holds it)
             inventories (None | ProblemInventoriesType0 | Unset): inventory_unavailable: inventory -> why it is unreadable
             budget (int | None | Unset): cluster_budget_exceeded: the cluster's max_spares
             in_use (int | None | Unset): cluster_budget_exceeded: its spares not yet released
@@ -55,6 +60,8 @@ class Problem:
     requested: int | None | Unset = UNSET
     placeable: int | None | Unset = UNSET
     held_by: list[str] | None | Unset = UNSET
+    free_until: datetime.datetime | None | Unset = UNSET
+    free_again_at: datetime.datetime | None | Unset = UNSET
     inventories: None | ProblemInventoriesType0 | Unset = UNSET
     budget: int | None | Unset = UNSET
     in_use: int | None | Unset = UNSET
@@ -118,6 +125,22 @@ class Problem:
         else:
             held_by = self.held_by
 
+        free_until: None | str | Unset
+        if isinstance(self.free_until, Unset):
+            free_until = UNSET
+        elif isinstance(self.free_until, datetime.datetime):
+            free_until = self.free_until.isoformat()
+        else:
+            free_until = self.free_until
+
+        free_again_at: None | str | Unset
+        if isinstance(self.free_again_at, Unset):
+            free_again_at = UNSET
+        elif isinstance(self.free_again_at, datetime.datetime):
+            free_again_at = self.free_again_at.isoformat()
+        else:
+            free_again_at = self.free_again_at
+
         inventories: dict[str, Any] | None | Unset
         if isinstance(self.inventories, Unset):
             inventories = UNSET
@@ -158,6 +181,10 @@ class Problem:
             field_dict["placeable"] = placeable
         if held_by is not UNSET:
             field_dict["held_by"] = held_by
+        if free_until is not UNSET:
+            field_dict["free_until"] = free_until
+        if free_again_at is not UNSET:
+            field_dict["free_again_at"] = free_again_at
         if inventories is not UNSET:
             field_dict["inventories"] = inventories
         if budget is not UNSET:
@@ -260,6 +287,46 @@ class Problem:
         held_by = _parse_held_by(d.pop("held_by", UNSET))
 
 
+        def _parse_free_until(data: object) -> datetime.datetime | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                free_until_type_0 = datetime.datetime.fromisoformat(data)
+
+
+
+                return free_until_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None | Unset, data)
+
+        free_until = _parse_free_until(d.pop("free_until", UNSET))
+
+
+        def _parse_free_again_at(data: object) -> datetime.datetime | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                free_again_at_type_0 = datetime.datetime.fromisoformat(data)
+
+
+
+                return free_again_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None | Unset, data)
+
+        free_again_at = _parse_free_again_at(d.pop("free_again_at", UNSET))
+
+
         def _parse_inventories(data: object) -> None | ProblemInventoriesType0 | Unset:
             if data is None:
                 return data
@@ -311,6 +378,8 @@ class Problem:
             requested=requested,
             placeable=placeable,
             held_by=held_by,
+            free_until=free_until,
+            free_again_at=free_again_at,
             inventories=inventories,
             budget=budget,
             in_use=in_use,
