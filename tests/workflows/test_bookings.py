@@ -441,3 +441,44 @@ async def test_a_release_before_the_end_ends_the_booking_early(
     assert (result.phase, result.reason) == (Phase.RELEASED, "upgrade done")
     assert at(final, Phase.RELEASED) < window.end
     assert [name for name, _ in standins.calls if name in RELEASE_STEPS] == RELEASE_STEPS
+
+
+async def test_a_worker_stopped_across_the_lead_timer_is_replaced_and_the_spare_is_ready_in_time(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    env, standins = time_skipping_env, StandIns(lead_seconds=LEAD)
+    window = await two_days_ahead(env)
+    req = request(window=window)
+    task_queue = f"tq-{uuid.uuid4()}"
+    # Without a cache the first worker keeps no sticky queue: the time-skipping server would
+    # route the next task there until a schedule-to-start timeout its stopped clock never
+    # reaches. (A real server moves it to the task queue after 5 s.)
+    async with new_worker(
+        env.client,
+        PrepareSpare,
+        ReleaseSpare,
+        activities=standins.activities(),
+        task_queue=task_queue,
+        max_cached_workflows=0,
+    ):
+        handle = await start(env.client, task_queue, req)
+        await phase_is(handle, Phase.BOOKED)
+    # No worker at all while the booking sleeps through most of its timer.
+    await env.sleep(window.start - timedelta(seconds=2 * LEAD) - await env.get_current_time())
+    assert standins.asked("create_vm") == []
+    # A new worker (its own empty cache: it replays the booking's history) takes over.
+    async with new_worker(
+        env.client,
+        PrepareSpare,
+        ReleaseSpare,
+        activities=standins.activities(),
+        task_queue=task_queue,
+    ):
+        assert (await handle.query(PrepareSpare.status)).phase == Phase.BOOKED
+        await env.sleep(timedelta(seconds=LEAD + LEAD // 2))
+        ready = await phase_is(handle, Phase.READY)
+        await handle.terminate("test over")
+
+    assert standins.asked("create_vm") == [req.spare_id]
+    assert window.start - timedelta(seconds=LEAD) <= at(ready, Phase.CREATING_VM)
+    assert at(ready, Phase.READY) < window.start
