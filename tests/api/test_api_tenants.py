@@ -34,6 +34,7 @@ TOKENS = {
     "op-a-7d1e4c0a": TokenGrant(role="operator", clusters=["prod-a"]),
     "ctl-b-93ab61d4": TokenGrant(role="upgrade-controller", clusters=["prod-b"]),
     "op-all-2c8e5b71": TokenGrant(role="operator"),
+    "ctl-ab-4e7f0a12": TokenGrant(role="upgrade-controller", clusters=["prod-a", "prod-b"]),
 }
 A_TOKENS = ("ctl-a-5f0c2e9b", "op-a-7d1e4c0a")
 NEVER_SPARE = "spare-prod-b-never-was"
@@ -253,6 +254,54 @@ async def test_a_scoped_list_shows_only_its_clusters(scoped: Tenants, client: Cl
         assert a_spare in [s["spare_id"] for s in listing.json()["spares"]]
     finally:
         await client.get_workflow_handle(a_spare).terminate("test over")
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "token", "field", "code"),
+    [
+        # Which cluster a task is for must be said when the token acts for several.
+        (
+            "/schedule",
+            {"requested_cpu": 1, "requested_memory": 512},
+            "ctl-ab-4e7f0a12",
+            "cluster",
+            "invalid_request",
+        ),
+        (
+            "/schedule",
+            {"requested_cpu": 1, "requested_memory": 512, "cluster": "prod-a"},
+            "ctl-a-5f0c2e9b",
+            "inventory",
+            "not_allowed_for_cluster",
+        ),
+        # Without a cluster, explain reads only an inventory the token's clusters may use.
+        (
+            "/v1/placement/explain",
+            {"request": {"name": "x", "cpu": 1, "memory_mb": 512}, "inventory": "default"},
+            "op-a-7d1e4c0a",
+            "inventory",
+            "not_allowed_for_cluster",
+        ),
+        (
+            "/v1/placement/explain",
+            {
+                "request": {"name": "x", "cpu": 1, "memory_mb": 512},
+                "inventory": "default",
+                "cluster": "prod-a",
+            },
+            "op-a-7d1e4c0a",
+            "inventory",
+            "not_allowed_for_cluster",
+        ),
+    ],
+)
+async def test_what_a_cluster_may_not_use_is_422_naming_the_field(
+    scoped: Tenants, path: str, body: dict[str, Any], token: str, field: str, code: str
+) -> None:
+    answer = await scoped.api.post(path, json=body, headers=bearer(token))
+    assert answer.status_code == 422, answer.text
+    problem = answer.json()
+    assert (problem["code"], [e["field"] for e in problem["errors"]]) == (code, [field])
 
 
 def test_a_token_scoped_to_an_unregistered_cluster_is_refused(api_settings: Settings) -> None:
