@@ -121,9 +121,8 @@ class NotifyActivities:
                 "cluster %r is no longer registered: its spare's events go to no receiver", cluster
             )
             return []
-        own = self._clusters.get(cluster).receivers
         wanted = self._clusters.receivers_of(cluster, self._receivers) if named is None else named
-        return [n for n in wanted if n in self._receivers and (own is None or n in own)]
+        return [n for n in wanted if n in self._receivers and self._clusters.may_tell(cluster, n)]
 
     @activity.defn
     async def plan_notifications(self, input: PlanNotificationsInput) -> PlanNotificationsResult:

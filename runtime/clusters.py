@@ -33,7 +33,8 @@ class ClusterConfig(BaseModel):
     join_api_server_ca: FilePath | None = None
     """PEM file of the CA of `join_api_server`; unset: the CA of the cluster's kubeconfig."""
     receivers: list[str] | None = None
-    """Receivers this cluster's events go to (a request may pick among them); unset: all."""
+    """Receivers this cluster's events go to (a request may pick among them); unset: every
+    receiver no other cluster names (a receiver a cluster names hears only that cluster)."""
     inventories: list[str] | None = None
     """Inventories this cluster's spares may be placed in; unset: all."""
     pools: list[str] | None = None
@@ -116,15 +117,34 @@ class ClusterRegistry:
                 "pool", f"cluster '{cluster}' may not use pool '{pool}' (allowed: {allowed})"
             )
         for name in receivers or []:
-            if config.receivers is not None and name not in config.receivers:
-                allowed = ", ".join(config.receivers) or "none"
-                raise NotAllowed(
-                    "receivers",
-                    f"receiver '{name}' is not one of cluster '{cluster}''s (its: {allowed})",
+            if self.may_tell(cluster, name):
+                continue
+            if config.receivers is not None:
+                its = ", ".join(config.receivers) or "none"
+                reason = f"receiver '{name}' is not one of cluster '{cluster}''s (its: {its})"
+            else:
+                owners = [n for n, c in self.items() if name in (c.receivers or [])]
+                reason = (
+                    f"receiver '{name}' is cluster {', '.join(repr(o) for o in owners)}'s, "
+                    f"not cluster '{cluster}''s"
                 )
+            raise NotAllowed("receivers", reason)
         return config
 
-    def receivers_of(self, cluster: str, configured: Iterable[str]) -> list[str]:
-        """The receivers a request that names none notifies: its cluster's, else all."""
+    def may_tell(self, cluster: str, receiver: str) -> bool:
+        """Whether `receiver` may hear of `cluster`'s spares: one of its receivers, or, for a
+        cluster that names none, a receiver no other cluster names."""
         own = self.get(cluster).receivers
-        return sorted(configured) if own is None else list(own)
+        if own is not None:
+            return receiver in own
+        return not any(
+            receiver in (c.receivers or []) for n, c in self._clusters.items() if n != cluster
+        )
+
+    def receivers_of(self, cluster: str, configured: Iterable[str]) -> list[str]:
+        """The receivers a request that names none notifies: its cluster's, else every
+        configured one no other cluster names."""
+        own = self.get(cluster).receivers
+        if own is not None:
+            return list(own)
+        return [name for name in sorted(configured) if self.may_tell(cluster, name)]

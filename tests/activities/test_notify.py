@@ -428,6 +428,36 @@ async def test_a_clusters_events_go_only_to_its_receivers() -> None:
     await acts.aclose()
 
 
+async def test_a_cluster_naming_no_receivers_hears_none_another_cluster_names() -> None:
+    """prod-c names no receivers: it gets every receiver but those prod-a and prod-b name."""
+    registry = ClusterRegistry(
+        {
+            "prod-a": ClusterConfig(receivers=["a"]),
+            "prod-b": ClusterConfig(receivers=["b"]),
+            "prod-c": ClusterConfig(),
+        }
+    )
+    receivers = {name: _config("http://127.0.0.1:9/x") for name in ("a", "b", "ops")}
+    acts = NotifyActivities(receivers, clusters=registry)
+    env = ActivityEnvironment()
+    for made in (False, True):
+        plan = await env.run(
+            acts.plan_notifications, PlanNotificationsInput(cluster="prod-c", made=made)
+        )
+        assert [route.name for route in plan.routes] == ["ops"]
+    named = PlanNotificationsInput(cluster="prod-c", receivers=["ops", "a"], made=True)
+    assert [r.name for r in (await env.run(acts.plan_notifications, named)).routes] == ["ops"]
+    with pytest.raises(ApplicationError) as refused:
+        await env.run(
+            acts.plan_notifications, PlanNotificationsInput(cluster="prod-c", receivers=["a"])
+        )
+    assert (refused.value.type, refused.value.message) == (
+        "NotAllowedForCluster",
+        "receivers: receiver 'a' is cluster 'prod-a''s, not cluster 'prod-c''s",
+    )
+    await acts.aclose()
+
+
 @pytest.mark.parametrize(
     ("inp", "heard"),
     [
