@@ -141,7 +141,12 @@ class NotifyActivities:
                     attempt_timeout_seconds=config.timeout_seconds + ATTEMPT_MARGIN_SECONDS,
                 )
             )
-        return PlanNotificationsResult(routes=routes, event_bus=self._event_bus)
+        budget = (
+            self._clusters.get(input.cluster).max_spares
+            if self._clusters is not None and input.cluster is not None
+            else None
+        )
+        return PlanNotificationsResult(routes=routes, event_bus=self._event_bus, max_spares=budget)
 
     @activity.defn
     async def deliver_webhook(self, input: DeliverWebhookInput) -> DeliveryResult:

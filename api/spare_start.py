@@ -27,7 +27,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.ledger import booking_lead, free_group, reserve_group
 from contracts.booking import BookingInfo, Window
-from contracts.ledger import GroupMember, Hold, ReserveGroupInput
+from contracts.ledger import Budget, GroupMember, Hold, ReserveGroupInput
 from contracts.spare import (
     MEMO_REQUEST_HASH,
     NODE_REGEX_ANNOTATION,
@@ -42,7 +42,14 @@ from runtime.clusters import NotAllowed
 from runtime.settings import Settings
 
 from .admission import Admission, Started
-from .errors import Code, InvalidInput, NoCapacity, SpareConflict, TemporalUnavailable
+from .errors import (
+    Code,
+    InvalidInput,
+    NoCapacity,
+    OverBudget,
+    SpareConflict,
+    TemporalUnavailable,
+)
 from .inventory_check import check_hosts_exist, check_near_known, inventory_snapshot, inventory_spec
 from .spare_runs import describe_owner, query_status
 from .temporal_calls import temporal_errors
@@ -351,11 +358,19 @@ async def _reserve_all(
             for m in members
         ],
         timeouts=first.timeouts,
+        budget=_budget(settings, first),
     )
     # Only a worker runs the ledger: without one the update would wait for its deadline.
     await require_worker(client, settings.task_queue)
     with temporal_errors(first.spare_id):
         result = await reserve_group(client, group)
+    if result.status == "over_budget" and group.budget is not None:
+        raise OverBudget(
+            f"{result.reason}. Nothing was reserved; release a spare of the cluster, or send "
+            '"wait_for_capacity": true to wait for its budget',
+            budget=group.budget.max_spares,
+            in_use=result.in_use or 0,
+        )
     if result.status != "reserved" and hold is not None:
         raise NoCapacity(
             f"{result.placeable} of {len(members)} spares can be booked for "
@@ -373,6 +388,12 @@ async def _reserve_all(
             placeable=result.placeable,
         )
     return group
+
+
+def _budget(settings: Settings, request: SpareRequest) -> Budget | None:
+    """The request's cluster's surge budget, kept by its inventory's ledger."""
+    limit = settings.cluster_registry.get(request.cluster).max_spares
+    return None if limit is None else Budget(cluster=request.cluster, max_spares=limit)
 
 
 async def _already_started(client: Client, first: SpareRequest, digest: str) -> bool:

@@ -67,13 +67,32 @@ def ledger_workflow_id(inventory: str) -> str:
     return f"ledger-{inventory}"
 
 
+class Budget(BaseModel):
+    """A cluster's surge budget (`max_spares`): its spares held by the ledger, warm ones not
+    counted. Kept by the ledger of the cluster's one inventory, under the ledger's lock."""
+
+    cluster: str
+    max_spares: int = Field(ge=0)
+
+    def refusal(self, in_use: int, adding: int = 1) -> str | None:
+        """Why `adding` more spares do not fit the budget, or None when they do."""
+        if in_use + adding <= self.max_spares:
+            return None
+        return (
+            f"cluster '{self.cluster}' is at its surge budget: {in_use} of max_spares "
+            f"{self.max_spares} spares in use, {adding} more asked for"
+        )
+
+
 class Waiter(BaseModel):
-    """A spare waiting for room; served by priority (high first), then arrival."""
+    """A spare waiting for room (or for its cluster's budget); served by priority (high
+    first), then arrival."""
 
     request: VmRequest
     priority: int = 0
     seq: int
     hold: Hold | None = None
+    budget: Budget | None = None
 
     @property
     def spare_id(self) -> str:
@@ -102,6 +121,8 @@ class LedgerState(BaseModel):
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
     # Recent create-to-Ready times by template (contracts/booking.py): bookings' leads.
     ready_times: dict[str, list[float]] = Field(default_factory=dict)
+    # The cluster of each reservation held under a surge budget (by spare id).
+    clusters: dict[str, str] = Field(default_factory=dict)
     # The hosts of bookings that have not started are looked at this often (the worker's
     # `booking_check_seconds`, told by each look), and were last looked at then.
     booking_check_seconds: int = Field(default=300, ge=1)
@@ -134,6 +155,8 @@ class ReserveInput(BaseModel):
     hold: Hold | None = None
     # A booking whose host became unfit: placed again, anywhere but where it cannot be held.
     leaving: Leaving | None = None
+    # The spare's cluster's surge budget; None: no budget.
+    budget: Budget | None = None
 
     @property
     def spare_id(self) -> str:
@@ -177,6 +200,8 @@ class ReserveGroupInput(BaseModel):
     inventory: str
     members: list[GroupMember] = Field(min_length=1)
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+    # The members' cluster's surge budget; None: no budget.
+    budget: Budget | None = None
 
     @property
     def ledger_id(self) -> str:
@@ -186,12 +211,14 @@ class ReserveGroupInput(BaseModel):
 class ReserveGroupResult(BaseModel):
     """`reserved` (every member holds a reservation) or nothing reserved, with why."""
 
-    status: Literal["reserved", "no_capacity", "never_fits"]
+    status: Literal["reserved", "no_capacity", "never_fits", "over_budget"]
     reservations: list[Reservation] = Field(default_factory=list)
     placeable: int = Field(description="How many members could be placed together now")
     reason: str | None = None
     # Not reserved: the reservations holding the room the members wanted, within their holds.
     held_by: list[str] = Field(default_factory=list)
+    # over_budget: the cluster's spares in use before this request.
+    in_use: int | None = None
 
 
 class FreeInput(BaseModel):

@@ -77,6 +77,8 @@ class PlanNotificationsResult(BaseModel):
     routes: list[ReceiverRoute]
     # None when no event bus is configured (and in histories from before it existed).
     event_bus: EventBusRoute | None = None
+    # The spare's cluster's surge budget (`max_spares`); None: none.
+    max_spares: int | None = None
 
 
 class DeliverWebhookInput(BaseModel):

@@ -41,7 +41,9 @@ class ClusterConfig(BaseModel):
     """Pools this cluster's spares may ask for; unset: any (and none)."""
     max_spares: int | None = Field(default=None, ge=0)
     """Surge budget: this cluster's spares not yet released (warm ones not counted); a
-    request past it does not fit. Unset: no budget."""
+    request past it does not fit (`count: N`: 409 `cluster_budget_exceeded`; with
+    `wait_for_capacity` it waits for a spare of the cluster to be released). Kept by the
+    ledger of the cluster's inventory: name one inventory. Unset: no budget."""
 
     @field_validator("join_api_server")
     @classmethod

@@ -16,7 +16,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts.failures import Failure
-    from contracts.ledger import Reservation, ReserveInput
+    from contracts.ledger import Budget, Reservation, ReserveInput
     from contracts.spare import Phase, SpareRequest
 
 from .booking import Booking
@@ -29,12 +29,23 @@ class CapacityRequest:
     """One spare's ask for room, from the first call to the ledger to the reservation."""
 
     def __init__(
-        self, spare_id: str, req: SpareRequest, progress: Progress, booking: Booking | None
+        self,
+        spare_id: str,
+        req: SpareRequest,
+        progress: Progress,
+        booking: Booking | None,
+        max_spares: int | None = None,
     ) -> None:
         self.spare_id = spare_id
         self.req = req
         self.progress = progress
         self.booking = booking
+        # The cluster's surge budget; warm spares are not counted against it.
+        self.budget = (
+            Budget(cluster=req.cluster, max_spares=max_spares)
+            if max_spares is not None and req.warm_pool is None
+            else None
+        )
         self._grant: Reservation | None = None
 
     def granted(self, reservation: Reservation) -> None:
@@ -57,6 +68,7 @@ class CapacityRequest:
                 timeouts=req.timeouts,
                 warm_pool=req.warm_pool,
                 hold=hold,
+                budget=self.budget,
             )
         )
         if result.status == "reserved" and result.reservation is not None:

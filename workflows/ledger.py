@@ -36,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
         RESERVE_GROUP_UPDATE,
         RESERVE_UPDATE,
         WAITERS_QUERY,
+        Budget,
         ChangeHoldInput,
         ChangeHoldResult,
         FreeInput,
@@ -178,15 +179,39 @@ class InventoryLedger:
         if inp.leaving is not None and held is not None and held.host == inp.leaving.host:
             del self._state.reservations[inp.spare_id]
 
+    def _in_use(self, cluster: str) -> int:
+        """The cluster's spares this ledger holds under its budget, warm ones not counted."""
+        return sum(
+            1
+            for spare_id, of in self._state.clusters.items()
+            if of == cluster
+            and spare_id in self._state.reservations
+            and spare_id not in self._state.warm
+        )
+
+    def _over_budget(self, budget: Budget | None, adding: int = 1) -> str | None:
+        return None if budget is None else budget.refusal(self._in_use(budget.cluster), adding)
+
+    def _waiting_for_room(self) -> bool:
+        """Waiters that wait for room, not for their cluster's budget, are ahead of newcomers."""
+        return any(self._over_budget(w.budget) is None for w in self._state.waiters)
+
     def _answer_without_placement(self, inp: ReserveInput) -> ReserveResult | None:
         known = self._known(inp)
+        over = self._over_budget(inp.budget) if known is None else None
+        if over is not None:
+            # Past the cluster's surge budget: a request that does not fit.
+            if inp.wait_for_capacity and not inp.booking:
+                self._enqueue(inp)
+                return ReserveResult(status="queued", reason=f"waiting for the budget: {over}")
+            return ReserveResult(status="no_capacity", reason=over)
         if known is None and inp.booking:
             # A booking is answered at once by its own window: no queue to wait in or behind.
             return None
-        if known is None and inp.warm_pool is not None and self._state.waiters:
+        if known is None and inp.warm_pool is not None and self._waiting_for_room():
             # Warm spares come last: room freed now goes to the requests waiting for it.
             return ReserveResult(status="no_capacity", reason="requests are waiting for room")
-        if known is None and self._state.waiters and inp.wait_for_capacity:
+        if known is None and self._waiting_for_room() and inp.wait_for_capacity:
             # Waiters come first: a newcomer may not jump the queue.
             self._enqueue(inp)
             return ReserveResult(status="queued", reason="waiting behind earlier requests")
@@ -245,6 +270,8 @@ class InventoryLedger:
     async def _outcome(self, inp: ReserveInput, decision: PlaceVmResult) -> ReserveResult:
         if decision.host is not None:
             reservation = self._record(inp.spare_id, inp.request, decision, inp.hold, show=False)
+            if inp.budget is not None:
+                self._state.clusters[inp.spare_id] = inp.budget.cluster
             if inp.warm_pool is not None:
                 self._state.warm[inp.spare_id] = WarmMark(pool=inp.warm_pool, since=workflow.now())
             return ReserveResult(status="reserved", reservation=reservation)
@@ -282,6 +309,16 @@ class InventoryLedger:
         counting the members placed before it, recorded only if every one found a host."""
         async with self._lock:
             missing = [m for m in inp.members if m.spare_id not in self._state.reservations]
+            over = self._over_budget(inp.budget, len(missing)) if missing else None
+            if over is not None and inp.budget is not None:
+                # All or nothing against the budget too: nothing is placed or recorded.
+                in_use = self._in_use(inp.budget.cluster)
+                return ReserveGroupResult(
+                    status="over_budget",
+                    placeable=max(0, inp.budget.max_spares - in_use),
+                    reason=over,
+                    in_use=in_use,
+                )
             if missing:
                 result = await self._place_batch(
                     [m.request for m in missing], [m.hold for m in missing]
@@ -301,6 +338,8 @@ class InventoryLedger:
                     )
                 for member, decision in zip(missing, decisions, strict=True):
                     self._record(member.spare_id, member.request, decision, member.hold, show=False)
+                    if inp.budget is not None:
+                        self._state.clusters[member.spare_id] = inp.budget.cluster
                 workflow.set_current_details(self._details())
             # Members held already (a repeated request) keep what they were given.
             return ReserveGroupResult(
@@ -318,6 +357,7 @@ class InventoryLedger:
         async with self._lock:
             freed = self._state.reservations.pop(inp.spare_id, None) is not None
             self._state.warm.pop(inp.spare_id, None)
+            self._state.clusters.pop(inp.spare_id, None)
             waiting = [w for w in self._state.waiters if w.spare_id != inp.spare_id]
             freed = freed or len(waiting) != len(self._state.waiters)
             self._state.waiters = waiting
@@ -430,6 +470,7 @@ class InventoryLedger:
                 priority=inp.priority,
                 seq=self._state.seq,
                 hold=inp.hold,
+                budget=inp.budget,
             )
         )
         self._state.waiters.sort(key=lambda w: (-w.priority, w.seq))
@@ -474,14 +515,22 @@ class InventoryLedger:
         return chosen.take_back
 
     async def _serve_waiters(self) -> None:
-        """Place waiters in order while room allows; the first that does not fit keeps its turn."""
-        while self._state.waiters:
-            waiter = self._state.waiters[0]
+        """Place waiters in order while room allows; the first that does not fit keeps its turn.
+        A waiter whose cluster is at its budget is passed over: it waits for its own
+        cluster's spares, not for room."""
+        k = 0
+        while k < len(self._state.waiters):
+            waiter = self._state.waiters[k]
+            if self._over_budget(waiter.budget) is not None:
+                k += 1
+                continue
             decision = await self._place(waiter.request, waiter.hold)
             if decision.host is None:
                 return
-            self._state.waiters.pop(0)
+            self._state.waiters.pop(k)
             reservation = self._record(waiter.spare_id, waiter.request, decision, waiter.hold)
+            if waiter.budget is not None:
+                self._state.clusters[waiter.spare_id] = waiter.budget.cluster
             spare = workflow.get_external_workflow_handle(waiter.spare_id)
             try:
                 await spare.signal(CAPACITY_GRANTED_SIGNAL, reservation)

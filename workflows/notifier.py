@@ -74,6 +74,8 @@ class Notifier:
         self.pool = pool
         self.routes: list[ReceiverRoute] = []
         self.event_bus: EventBusRoute | None = None
+        # The spare's cluster's surge budget, looked up with the receivers.
+        self.max_spares: int | None = None
         # Receivers that answered 410, in the order they did: nothing more is sent to them.
         self.gone: list[str] = []
         self.failed: list[str] = []
@@ -104,6 +106,7 @@ class Notifier:
             start_to_close_timeout=timeout,
         )
         self.routes, self.event_bus = plan.routes, plan.event_bus
+        self.max_spares = plan.max_spares
 
     def send(
         self,

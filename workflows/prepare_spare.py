@@ -295,7 +295,9 @@ class PrepareSpare:
     async def _make_vm(self, spare_id: str, req: SpareRequest) -> None:
         """The usual path: a host from the ledger, a VM on it, its Node Ready."""
         status = self._progress.status
-        self._capacity = CapacityRequest(spare_id, req, self._progress, self._booking)
+        self._capacity = CapacityRequest(
+            spare_id, req, self._progress, self._booking, self._notifier.max_spares
+        )
         reservation = self._reservation = await self._capacity.reserve()
         self._progress.reserved(reservation)
         self._notifier.send(

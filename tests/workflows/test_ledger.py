@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
 from activities.ledger import free_group, reserve_group
 from contracts.ledger import (
+    Budget,
     GroupMember,
     Hold,
     Reservation,
@@ -21,8 +24,17 @@ from contracts.ledger import (
 )
 from contracts.spare import Phase, ReleaseRequest
 from placement.models import VmRequest
+from runtime.clusters import ClusterConfig
+from runtime.settings import Settings
 from tests.helpers import assert_eventually
-from tests.stack import Provisioner, Stack, ledger_reservations, uniform_site, wait_phase
+from tests.stack import (
+    Provisioner,
+    Stack,
+    ledger_reservations,
+    running_stack,
+    uniform_site,
+    wait_phase,
+)
 from workflows.ledger import CONTINUE_AS_NEW_HISTORY_BYTES, InventoryLedger
 from workflows.prepare_spare import PrepareSpare
 
@@ -164,6 +176,76 @@ class TestAWholeRequestAtOnce:
         assert sorted(r.spare_id for r in await ledger_reservations(stack)) == ["a1", "a2"]
         await free_group(stack.client, two)
         assert await ledger_reservations(stack) == []
+
+    async def test_a_cluster_past_its_surge_budget_gets_nothing(self, stack: Stack) -> None:
+        budget = Budget(cluster="prod-a", max_spares=2)
+        one = self.group(stack, ["c1"], cpu=1).model_copy(update={"budget": budget})
+        assert (await reserve_group(stack.client, one)).status == "reserved"
+        # Room for two more, budget for one: all or nothing against the budget too.
+        two = self.group(stack, ["c2", "c3"], cpu=1).model_copy(update={"budget": budget})
+        refused = await reserve_group(stack.client, two)
+        assert (refused.status, refused.in_use, refused.placeable) == ("over_budget", 1, 1)
+        assert refused.reason == (
+            "cluster 'prod-a' is at its surge budget: 1 of max_spares 2 spares in use, "
+            "2 more asked for"
+        )
+        assert [r.spare_id for r in await ledger_reservations(stack)] == ["c1"]
+        # Another cluster's budget is its own; once c1 is freed, the two fit.
+        other = self.group(stack, ["d1"], cpu=1).model_copy(
+            update={"budget": Budget(cluster="prod-b", max_spares=1)}
+        )
+        assert (await reserve_group(stack.client, other)).status == "reserved"
+        await free_group(stack.client, one)
+        # (A new request: a repeated one is answered as it was the first time.)
+        later = self.group(stack, ["c4", "c5"], cpu=1).model_copy(update={"budget": budget})
+        assert (await reserve_group(stack.client, later)).status == "reserved"
+        await free_group(stack.client, later)
+        await free_group(stack.client, other)
+
+
+class TestSurgeBudget:
+    """A cluster at its `max_spares` waits for its own spares, with room to spare."""
+
+    @pytest.fixture
+    async def budget_stack(
+        self, client: Client, task_queue: str, tmp_path: Path
+    ) -> AsyncIterator[Stack]:
+        def one_spare(settings: Settings) -> Settings:
+            lab = ClusterConfig(kubeconfig=settings.kubeconfig, max_spares=1)
+            return settings.model_copy(update={"kubeconfig": None, "clusters": {"lab": lab}})
+
+        doc = uniform_site(hosts=2, cpu_each=8)
+        async with running_stack(
+            client, task_queue, tmp_path, doc, configure=one_spare, provisioner="http"
+        ) as stack:
+            yield stack
+
+    async def test_past_the_budget_a_spare_fails_or_waits_until_one_is_released(
+        self, budget_stack: Stack
+    ) -> None:
+        stack = budget_stack
+        holder = await stack.start(stack.request(cpu=1))
+        await wait_phase(holder, Phase.READY)
+
+        refused = await stack.start(stack.request(cpu=1))
+        with pytest.raises(WorkflowFailureError) as caught:
+            await refused.result()
+        assert isinstance(caught.value.cause, ApplicationError)
+        assert caught.value.cause.message == (
+            "no_capacity: cluster 'lab' is at its surge budget: 1 of max_spares 1 spares in "
+            "use, 1 more asked for"
+        )
+
+        waiter = await stack.start(stack.request(cpu=1, wait_for_capacity=True))
+        await wait_phase(waiter, Phase.WAITING_CAPACITY)
+        status = await waiter.query(PrepareSpare.status)
+        assert (
+            "waiting for the budget: cluster 'lab' is at its surge budget"
+            in status.steps[-1].detail
+        )
+        await holder.execute_update(PrepareSpare.release, ReleaseRequest())
+        await wait_phase(waiter, Phase.READY)
+        await waiter.terminate("test over")
 
 
 class TestRoomOverTime:
