@@ -4,7 +4,7 @@ and since when), its spares in use and its surge budget. Shared with `virtflow c
 The API probes each cluster itself, with its own client per cluster (ClusterClients.probe),
 and counts the
 cluster's spares in Temporal visibility: its running spares not yet released, warm ones not
-counted (the budget's own measure).
+counted, nor those waiting for room (the budget's own measure).
 """
 
 from __future__ import annotations
@@ -51,10 +51,12 @@ class ClusterList(BaseModel):
 
 
 async def spares_in_use(client: Client, cluster: str) -> int:
-    """The cluster's running spares not yet released, its warm pools' spares left out."""
+    """The cluster's running spares not yet released, its warm pools' spares and the spares
+    still waiting for room (or for the budget) left out: what the ledger counts."""
     running = (
         f"WorkflowType = '{PREPARE_SPARE}' AND ExecutionStatus = 'Running' AND "
-        f"{CLUSTER.name} = '{cluster}' AND {PHASE.name} != '{Phase.RELEASED.value}'"
+        f"{CLUSTER.name} = '{cluster}' AND {PHASE.name} != '{Phase.RELEASED.value}' AND "
+        f"{PHASE.name} != '{Phase.WAITING_CAPACITY.value}'"
     )
     warm = spare_workflow_id(cluster, WARM_REQUEST_PREFIX)
     with temporal_errors(cluster):

@@ -121,7 +121,8 @@ class LedgerState(BaseModel):
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
     # Recent create-to-Ready times by template (contracts/booking.py): bookings' leads.
     ready_times: dict[str, list[float]] = Field(default_factory=dict)
-    # The cluster of each reservation held under a surge budget (by spare id).
+    # The cluster of each reservation counted against a surge budget (by spare id): a
+    # budgeted cluster's spares, and the warm spares claimed by a request.
     clusters: dict[str, str] = Field(default_factory=dict)
     # The hosts of bookings that have not started are looked at this often (the worker's
     # `booking_check_seconds`, told by each look), and were last looked at then.

@@ -214,6 +214,9 @@ class TransferInput(BaseModel):
     # The claiming request's group: anti-affinity counts the VM as its member now.
     anti_affinity_group: str | None = None
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+    # The pool's (and so the claimant's) cluster: the claimed spare counts against its
+    # surge budget from now on.
+    cluster: str | None = None
 
     @property
     def ledger_id(self) -> str:

@@ -478,6 +478,14 @@ class Settings(BaseSettings):
                             f"clusters.{name}.{field}: unknown name '{wanted}' "
                             f"(configured: {configured})"
                         )
+            usable = cluster.inventories if cluster.inventories is not None else self.inventories
+            if cluster.max_spares is not None and len(usable) != 1:
+                # One ledger counts the budget under its lock; two could each let one more in.
+                raise ValueError(
+                    f"clusters.{name}.max_spares: the surge budget is kept by one inventory's "
+                    f"ledger; give the cluster one inventory (`inventories: [name]`), not "
+                    f"{len(usable)}"
+                )
         return self
 
     @property

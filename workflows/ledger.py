@@ -443,6 +443,9 @@ class InventoryLedger:
                         "anti_affinity_group": inp.anti_affinity_group,
                     }
                 )
+                if inp.cluster is not None:
+                    # No longer warm: a spare of its cluster, counted against its budget.
+                    self._state.clusters[inp.to_spare_id] = inp.cluster
                 workflow.set_current_details(self._details())
             # A repeat finds the reservation moved already.
             return TransferResult(reservation=self._state.reservations.get(inp.to_spare_id))

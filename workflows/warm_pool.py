@@ -261,6 +261,7 @@ class WarmPool:
                 to_spare_id=inp.spare_id,
                 anti_affinity_group=inp.request.anti_affinity_group,
                 timeouts=self._state.spec.timeouts,
+                cluster=self._state.spec.cluster,
             ),
             start_to_close_timeout=self._state.spec.timeouts.ledger,
             heartbeat_timeout=self._state.spec.timeouts.heartbeat,

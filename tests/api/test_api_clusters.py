@@ -14,7 +14,8 @@ from lab.kube_testing import kube_lab
 from runtime.clusters import ClusterConfig
 from runtime.receivers import ReceiverConfig
 from runtime.settings import Settings
-from tests.api.api_helpers import asgi_client, spare_body
+from tests.api.api_helpers import asgi_client, live_stack, spare_body
+from tests.helpers import assert_eventually
 from tests.known_secrets import WEBHOOK_SECRET
 
 
@@ -122,3 +123,51 @@ async def test_clusters_show_their_api_server_reachability_spares_and_budget(
         assert (b["name"], b["api_server"], b["reachable"]) == ("prod-b", down_server, False)
         assert b["since"] is not None and "ConnectError" in b["last_error"]
         assert b["max_spares"] is None
+
+
+def budget_of_two(settings: Settings) -> Settings:
+    lab = ClusterConfig(kubeconfig=settings.kubeconfig, max_spares=2)
+    return settings.model_copy(update={"kubeconfig": None, "clusters": {"lab": lab}})
+
+
+async def test_count_past_the_budget_is_409_naming_it_and_its_use(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    async with live_stack(client, task_queue, tmp_path, configure=budget_of_two) as live:
+        api = live.api
+        three = spare_body(inventory=live.stack.inventory, count=3)
+        refused = await api.post("/v1/spares", json=three)
+        assert refused.status_code == 409, refused.text
+        problem = refused.json()
+        assert (problem["code"], problem["budget"], problem["in_use"]) == (
+            "cluster_budget_exceeded",
+            2,
+            0,
+        )
+        assert problem["detail"].startswith(
+            "cluster 'lab' is at its surge budget: 0 of max_spares 2 spares in use, "
+            "3 more asked for. Nothing was reserved"
+        )
+        started = await live.stack.client.count_workflows(
+            f"WorkflowId STARTS_WITH 'spare-lab-{three['request_id']}'"
+        )
+        assert started.count == 0
+
+        two = spare_body(inventory=live.stack.inventory, count=2)
+        answer = await api.post("/v1/spares", json=two)
+        assert answer.status_code == 202, answer.text
+        for spare_id in answer.json()["spares"]:
+            await live.phase_becomes(spare_id, "ready")
+        one_more = await api.post(
+            "/v1/spares", json=spare_body(inventory=live.stack.inventory, count=2)
+        )
+        assert one_more.status_code == 409, one_more.text
+        assert (one_more.json()["budget"], one_more.json()["in_use"]) == (2, 2)
+
+        async def both_in_use() -> None:
+            (lab,) = (await api.get("/v1/clusters")).json()["clusters"]
+            assert (lab["spares_in_use"], lab["max_spares"]) == (2, 2)
+
+        await assert_eventually(both_in_use)
+        for spare_id in answer.json()["spares"]:
+            await live.stack.client.get_workflow_handle(spare_id).terminate("test over")

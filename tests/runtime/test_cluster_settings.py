@@ -65,9 +65,28 @@ def test_registered_clusters_are_the_only_ones() -> None:
             },
             "warm_pools.w.cluster: unknown cluster 'lab' (registered: a)",
         ),
+        (
+            {
+                "clusters": {"a": {"max_spares": 2}},
+                "inventories": {"dc1": "http://127.0.0.1:1/i", "dc2": "http://127.0.0.1:2/i"},
+            },
+            "clusters.a.max_spares: the surge budget is kept by one inventory's ledger; give "
+            "the cluster one inventory (`inventories: [name]`), not 2",
+        ),
     ],
 )
 def test_a_broken_registry_is_refused_naming_the_key(config: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError) as refused:
         Settings.model_validate(config)
     assert message in str(refused.value)
+
+
+def test_a_budget_is_kept_by_the_one_inventory_its_cluster_may_use() -> None:
+    two = {"dc1": "http://127.0.0.1:1/i", "dc2": "http://127.0.0.1:2/i"}
+    named = Settings.model_validate(
+        {"inventories": two, "clusters": {"a": {"max_spares": 2, "inventories": ["dc1"]}}}
+    )
+    assert named.cluster_registry.get("a").max_spares == 2
+    # A site of one inventory needs no name for it.
+    only = Settings.model_validate({"clusters": {"a": {"max_spares": 2}}})
+    assert only.cluster_registry.get("a").max_spares == 2

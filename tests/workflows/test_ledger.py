@@ -228,6 +228,7 @@ class TestSurgeBudget:
         await wait_phase(holder, Phase.READY)
 
         refused = await stack.start(stack.request(cpu=1))
+        await wait_phase(refused, Phase.FAILED)
         with pytest.raises(WorkflowFailureError) as caught:
             await refused.result()
         assert isinstance(caught.value.cause, ApplicationError)

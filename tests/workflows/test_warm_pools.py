@@ -13,14 +13,17 @@ from typing import Any
 import pytest
 from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import Client, WorkflowFailureError
+from temporalio.exceptions import ApplicationError
 
 from contracts.reconcile import ReconcileInput
 from contracts.spare import SPARE_ID_LABEL, Phase, ReleaseRequest
 from contracts.warm import WARM_LABEL
 from contracts.warm import warm_pool_workflow_id as pool_id
+from runtime.clusters import ClusterConfig
+from runtime.settings import Settings
 from tests.helpers import assert_ended_quietly, assert_eventually
 from tests.kubectl import json_stream, kubectl_command, kubectl_env, needs_kubectl
-from tests.stack import Stack, ledger_reservations, wait_phase
+from tests.stack import Stack, ledger_reservations, running_stack, wait_phase
 from tests.warm_stack import (
     SHAPE,
     new_pool_name,
@@ -29,6 +32,7 @@ from tests.warm_stack import (
     wait_pool,
     warm_site,
     warm_stack,
+    with_warm_pool,
 )
 from tests.workflows.test_replay import recording_only, replay_and_keep
 from worker.schedules import apply_warm_pools
@@ -305,3 +309,43 @@ async def test_a_spare_cancelled_while_it_claims_gives_back_what_it_took(
     held = {r.spare_id for r in await ledger_reservations(stack)}
     assert req.spare_id not in held
     await wait_pool(stack, pool_name, ready=1)
+
+
+async def test_warm_spares_are_outside_the_budget_until_claimed(
+    client: Client, task_queue: str, tmp_path: Path, pool_name: str
+) -> None:
+    """A cluster's surge budget counts its spares in use: not the warm ones its pools keep,
+    but a claimed one from the claim on."""
+    warm = with_warm_pool(pool_name, 1)
+
+    def budget_of_one(settings: Settings) -> Settings:
+        lab = ClusterConfig(kubeconfig=settings.kubeconfig, max_spares=1)
+        return warm(settings).model_copy(update={"kubeconfig": None, "clusters": {"lab": lab}})
+
+    async with running_stack(
+        client, task_queue, tmp_path, warm_site(), configure=budget_of_one
+    ) as stack:
+        await apply_warm_pools(stack.client, stack.settings, stack.task_queue)
+        await wait_pool(stack, pool_name, ready=1)
+        # The warm spare takes none of the budget: a spare of another shape fits it.
+        cold = await stack.start(stack.request(cpu=2, memory_mb=512))
+        await wait_phase(cold, Phase.READY)
+        await cold.execute_update(PrepareSpare.release, ReleaseRequest(reason="done"))
+        await cold.result()
+
+        claiming = await stack.start(stack.request(**SHAPE))
+        await wait_phase(claiming, Phase.READY)
+        assert (await claiming.query(PrepareSpare.status)).warm is not None
+        # The claimed spare is the cluster's one spare in use now.
+        over = await stack.start(stack.request(cpu=2, memory_mb=512))
+        await wait_phase(over, Phase.FAILED)
+        with pytest.raises(WorkflowFailureError) as caught:
+            await over.result()
+        assert isinstance(caught.value.cause, ApplicationError)
+        assert caught.value.cause.message == (
+            "no_capacity: cluster 'lab' is at its surge budget: 1 of max_spares 1 spares in "
+            "use, 1 more asked for"
+        )
+        await claiming.execute_update(PrepareSpare.release, ReleaseRequest(reason="done"))
+        await claiming.result()
+        await resize(stack, 0)
