@@ -143,7 +143,9 @@ class NotifyActivities:
             )
         budget = (
             self._clusters.get(input.cluster).max_spares
-            if self._clusters is not None and input.cluster is not None
+            if self._clusters is not None
+            and input.cluster is not None
+            and input.cluster in self._clusters
             else None
         )
         return PlanNotificationsResult(routes=routes, event_bus=self._event_bus, max_spares=budget)
