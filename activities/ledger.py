@@ -25,6 +25,7 @@ from contracts.booking import (
 from contracts.ledger import (
     CHANGE_HOLD_UPDATE,
     FREE_UPDATE,
+    HAS_BOOKINGS_QUERY,
     INVENTORY_LEDGER,
     RESERVATIONS_QUERY,
     RESERVE_GROUP_UPDATE,
@@ -83,6 +84,20 @@ async def ledger_reservations(
             return []
         raise
     return reservations
+
+
+async def ledger_has_bookings(
+    client: Client, inventory: str, rpc_timeout: timedelta | None = None
+) -> bool:
+    """Whether the inventory's ledger holds any booking (False when it cannot say: no ledger
+    yet, or no worker answered in time)."""
+    try:
+        answer: bool = await client.get_workflow_handle(ledger_workflow_id(inventory)).query(
+            HAS_BOOKINGS_QUERY, result_type=bool, rpc_timeout=rpc_timeout
+        )
+    except RPCError:
+        return False
+    return answer
 
 
 async def booking_lead(

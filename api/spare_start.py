@@ -25,14 +25,17 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.ledger import booking_lead, free_group, reserve_group
+from activities.ledger import booking_lead, free_group, ledger_has_bookings, reserve_group
 from contracts.booking import BookingInfo, Window
+from contracts.failures import Failure
 from contracts.ledger import Budget, GroupMember, Hold, ReserveGroupInput
 from contracts.spare import (
     MEMO_REQUEST_HASH,
     NODE_REGEX_ANNOTATION,
     PREPARE_SPARE,
+    ROOM_ANSWER_UPDATE,
     Phase,
+    RoomAnswer,
     SpareRequest,
     start_search_attributes,
 )
@@ -62,6 +65,11 @@ MAX_COUNT = 20
 # well under a second, and a request no pool matches is answered in the spare's first workflow
 # task); a spare that says nothing in time is answered as not (yet) warm.
 WARM_ANSWER_WAIT_SECONDS = 5.0
+# How long a POST asks whether its inventory's ledger holds bookings (asked beside the start,
+# so it adds nothing unless the start is quicker), and waits for the ledger's first answer
+# to a new spare when it does.
+HAS_BOOKINGS_WAIT = timedelta(seconds=2)
+ROOM_ANSWER_WAIT = timedelta(seconds=5)
 
 
 class PrepareAccepted(BaseModel):
@@ -228,7 +236,37 @@ async def start_spare(
     """Start PrepareSpare, or find the one this request already started (same id, same body)."""
     await check_request(settings, request, admission)
     digest = request_hash(request)
-    return await _start_one(client, settings, request, digest, admission=admission, ask_warm=True)
+    start = _start_one(client, settings, request, digest, admission=admission, ask_warm=True)
+    if request.wait_for_capacity:
+        return await start  # it waits for room: the ledger's first answer says nothing final
+    accepted, bookings = await asyncio.gather(
+        start, ledger_has_bookings(client, request.inventory, HAS_BOOKINGS_WAIT)
+    )
+    if bookings and accepted.warm is None:
+        await _refuse_if_no_room(client, request)
+    return accepted
+
+
+async def _refuse_if_no_room(client: Client, request: SpareRequest) -> None:
+    """409 `no_capacity` naming who holds the room when the ledger refused the spare room
+    (it ends failed, nothing reserved): a booking may hold a host's room in the spare's time
+    though the host is empty now. Asked only when the ledger holds bookings, so the usual POST
+    does not wait for its reservation; no answer in time, and the POST answers as started."""
+    try:
+        answer: RoomAnswer = await client.get_workflow_handle(request.spare_id).execute_update(
+            ROOM_ANSWER_UPDATE, result_type=RoomAnswer, rpc_timeout=ROOM_ANSWER_WAIT
+        )
+    except (WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, RPCError):
+        return
+    if answer.status == "refused" and answer.failure == Failure.NO_CAPACITY:
+        raise NoCapacity(
+            f"spare {request.spare_id} cannot be placed for its time: {answer.reason}. "
+            "Nothing was reserved and the spare has ended; ask again with a new request_id "
+            'once the room is free, or with "wait_for_capacity": true to wait for it',
+            requested=1,
+            placeable=0,
+            held_by=answer.held_by,
+        )
 
 
 async def start_spares(

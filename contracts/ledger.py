@@ -20,6 +20,7 @@ __all__ = [
     "CAPACITY_GRANTED_SIGNAL",
     "CHANGE_HOLD_UPDATE",
     "FREE_UPDATE",
+    "HAS_BOOKINGS_QUERY",
     "INVENTORY_LEDGER",
     "LEDGER_RETRY",
     "RESERVATIONS_QUERY",
@@ -55,6 +56,8 @@ FREE_UPDATE = "free"
 CHANGE_HOLD_UPDATE = "change_hold"
 RESERVATIONS_QUERY = "reservations"
 WAITERS_QUERY = "waiters"
+# Whether the ledger holds any booking (a reservation whose hold starts later than it was made).
+HAS_BOOKINGS_QUERY = "has_bookings"
 # Sent by the ledger to a waiting spare once room is freed for it (carries its Reservation).
 CAPACITY_GRANTED_SIGNAL = "capacity_granted"
 

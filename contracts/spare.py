@@ -37,6 +37,9 @@ from .warm import WARM_LABEL, WarmInfo
 PREPARE_SPARE = "PrepareSpare"
 STATUS_QUERY = "status"
 RELEASE_UPDATE = "release"
+# Update answered once the spare's first ask for room was answered (the API's POST asks it
+# when the inventory holds bookings, so a refusal is a 409 naming who holds the room).
+ROOM_ANSWER_UPDATE = "room_answer"
 # The release that cannot be refused: honoured as soon as the spare is Ready.
 REQUEST_RELEASE_SIGNAL = "request_release"
 # Signal from a replacement spare, once Ready, to the unhealthy spare it replaces.
@@ -298,6 +301,18 @@ class StepRecord(BaseModel):
     phase: Phase
     at: datetime
     detail: str = ""
+
+
+class RoomAnswer(BaseModel):
+    """The ledger's first answer to a spare's request for room: `reserved` (or a warm spare
+    taken), `queued` (it waits for room), `refused` (no room: it fails, `held_by` names who
+    holds the room in its time), or `ended` (it ended before it asked)."""
+
+    status: Literal["reserved", "queued", "refused", "ended"]
+    reason: str | None = None
+    # refused: the failure type (NoCapacity, NeverFits).
+    failure: str | None = None
+    held_by: list[str] = Field(default_factory=list)
 
 
 class SpareStatus(BaseModel):

@@ -17,7 +17,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from contracts.failures import Failure
     from contracts.ledger import Budget, Reservation, ReserveInput
-    from contracts.spare import Phase, SpareRequest
+    from contracts.spare import Phase, RoomAnswer, SpareRequest
 
 from .booking import Booking
 from .ledger_calls import free_reservation, reserve
@@ -47,6 +47,8 @@ class CapacityRequest:
             else None
         )
         self._grant: Reservation | None = None
+        # The ledger's first answer, for the spare's `room_answer` Update.
+        self.answer: RoomAnswer | None = None
 
     def granted(self, reservation: Reservation) -> None:
         """The ledger's signal: room freed up for this waiting spare."""
@@ -57,22 +59,33 @@ class CapacityRequest:
         req, booking = self.req, self.booking
         self.progress.enter(Phase.RESERVING, "asking the ledger for a host")
         hold = await booking.hold() if booking is not None else req.hold(workflow.now())
-        result = await reserve(
-            ReserveInput(
-                inventory=req.inventory,
-                task_queue=workflow.info().task_queue,
-                request=req.vm_request(self.spare_id),
-                # A booking is answered at once: held for its window, or refused.
-                wait_for_capacity=req.wait_for_capacity and booking is None,
-                priority=req.priority,
-                timeouts=req.timeouts,
-                warm_pool=req.warm_pool,
-                hold=hold,
-                budget=self.budget,
+        try:
+            result = await reserve(
+                ReserveInput(
+                    inventory=req.inventory,
+                    task_queue=workflow.info().task_queue,
+                    request=req.vm_request(self.spare_id),
+                    # A booking is answered at once: held for its window, or refused.
+                    wait_for_capacity=req.wait_for_capacity and booking is None,
+                    priority=req.priority,
+                    timeouts=req.timeouts,
+                    warm_pool=req.warm_pool,
+                    hold=hold,
+                    budget=self.budget,
+                )
             )
-        )
+        except StepFailed as refused:
+            self.answer = RoomAnswer(
+                status="refused",
+                reason=refused.reason,
+                failure=refused.kind,
+                held_by=refused.held_by,
+            )
+            raise
         if result.status == "reserved" and result.reservation is not None:
+            self.answer = RoomAnswer(status="reserved")
             return result.reservation
+        self.answer = RoomAnswer(status="queued", reason=result.reason)
         if booking is not None:
             raise StepFailed(f"no_capacity: {result.reason}", Failure.NO_CAPACITY)
         return await self._wait_for_grant(result.reason)

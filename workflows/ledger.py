@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         CAPACITY_GRANTED_SIGNAL,
         CHANGE_HOLD_UPDATE,
         FREE_UPDATE,
+        HAS_BOOKINGS_QUERY,
         INVENTORY_LEDGER,
         RESERVATIONS_QUERY,
         RESERVE_GROUP_UPDATE,
@@ -124,6 +125,12 @@ class InventoryLedger:
     @workflow.query(name=RESERVATIONS_QUERY)
     def reservations(self) -> list[Reservation]:
         return list(self._state.reservations.values())
+
+    @workflow.query(name=HAS_BOOKINGS_QUERY)
+    def has_bookings(self) -> bool:
+        """Whether a refusal here may be a booking's doing: the API then waits for a new
+        spare's answer from the ledger, to answer 409 naming who holds the room."""
+        return any(r.hold.start is not None for r in self._state.reservations.values())
 
     @workflow.query(name=READY_TIMES_QUERY)
     def ready_times(self, template: str) -> list[float]:

@@ -68,5 +68,7 @@ async def reserve(inp: ReserveInput) -> ReserveResult:
     )
     result: ReserveResult = await until_stopped(reserving)
     if result.status in REFUSALS:
-        raise StepFailed(f"{result.status}: {result.reason}", REFUSALS[result.status])
+        raise StepFailed(
+            f"{result.status}: {result.reason}", REFUSALS[result.status], result.held_by
+        )
     return result

@@ -44,10 +44,12 @@ with workflow.unsafe.imports_passed_through():
         PREPARE_SPARE,
         REPLACEMENT_READY_SIGNAL,
         REQUEST_RELEASE_SIGNAL,
+        ROOM_ANSWER_UPDATE,
         STATUS_QUERY,
         Phase,
         ReleaseRequest,
         ReplacementReady,
+        RoomAnswer,
         SpareRequest,
         SpareResult,
         SpareStatus,
@@ -92,6 +94,8 @@ class PrepareSpare:
         # Whether a warm pool serves this request is known (a claim answered, or none asked).
         self._warm_known = False
         self._booking: Booking | None = None
+        # Set as the run ends: a `room_answer` still waiting is answered `ended`.
+        self._over = False
         # One change of a booking's window at a time: each asks the ledger, which may wait.
         self._window_lock = asyncio.Lock()
 
@@ -175,6 +179,23 @@ class PrepareSpare:
                 f"{self._booking.window.start.isoformat()}"
             )
 
+    @workflow.update(name=ROOM_ANSWER_UPDATE)
+    async def room_answer(self) -> RoomAnswer:
+        """Answered once the ledger first answered the spare's request for room (reserved,
+        queued or refused, with who holds the room), a warm spare served it, or it ended
+        before it asked."""
+        await workflow.wait_condition(lambda: self._room_answer() is not None)
+        answer = self._room_answer()
+        assert answer is not None
+        return answer
+
+    def _room_answer(self) -> RoomAnswer | None:
+        if self._capacity is not None and self._capacity.answer is not None:
+            return self._capacity.answer
+        if self._capacity is None and self._warm_known and self._reservation is not None:
+            return RoomAnswer(status="reserved", reason="a warm spare serves it")
+        return RoomAnswer(status="ended") if self._over else None
+
     @workflow.signal(name=REQUEST_RELEASE_SIGNAL)
     def request_release(self, req: ReleaseRequest) -> None:
         # A signal cannot be refused: if it comes early, it is honoured as soon as Ready.
@@ -224,6 +245,7 @@ class PrepareSpare:
         return result
 
     async def _ended(self, req: SpareRequest) -> None:
+        self._over = True
         # Whatever way the spare ends, the search attributes show where it ended.
         self._progress.publish()
         if req.warm_pool is not None:

@@ -30,10 +30,12 @@ with workflow.unsafe.imports_passed_through():
 class StepFailed(Exception):
     """A step failed for a reason a person can act on; carries that reason and its type."""
 
-    def __init__(self, reason: str, kind: str) -> None:
+    def __init__(self, reason: str, kind: str, held_by: list[str] | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.kind = kind
+        # A refusal for want of room: who holds the room in the spare's time.
+        self.held_by = held_by or []
 
     def failure(self) -> ApplicationError:
         """The workflow's failure: retrying the workflow would meet the same reason."""

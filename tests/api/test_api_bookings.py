@@ -140,3 +140,29 @@ async def test_a_window_grows_into_free_room_not_into_a_later_booking_and_shrink
     client = live.stack.client
     for other in (spare_id, later_id, after.json()["spare_id"]):
         await client.get_workflow_handle(other).terminate("test over")
+
+
+async def test_an_ordinary_spare_over_a_booking_is_409_naming_it_one_over_before_takes_it(
+    live: LiveStack,
+) -> None:
+    day2 = datetime.now(UTC).replace(microsecond=0) + timedelta(days=2)
+    booking = await booked(live, spare_body(window=window(day2, 4), **PINNED))
+    assert booking.status_code == 202, booking.text
+    booking_id = booking.json()["spare_id"]
+
+    # Held until its TTL can have ended, three days on: across the booking's window.
+    overlapping = await booked(live, spare_body(ttl_seconds=3 * 24 * 3600, **PINNED))
+    assert overlapping.status_code == 409, overlapping.text
+    problem = overlapping.json()
+    assert (problem["code"], problem["held_by"]) == ("no_capacity", [booking_id])
+    assert booking_id in problem["detail"]
+
+    # Held for an hour (and its creation, readiness and drain): over long before the lead start.
+    before = await booked(live, spare_body(ttl_seconds=3600, **PINNED))
+    assert before.status_code == 202, before.text
+    status = await live.phase_becomes(before.json()["spare_id"], "ready", timeout=120)
+    assert status["host"] == "bm-gen-03"
+
+    client = live.stack.client
+    for spare_id in (booking_id, before.json()["spare_id"]):
+        await client.get_workflow_handle(spare_id).terminate("test over")
