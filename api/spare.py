@@ -74,7 +74,9 @@ class CancelAccepted(BaseModel):
         "have ids `spare-<cluster>-<request_id>-<i>` and form one group (`anti_affinity_group`, "
         "default the request_id): anti-affinity and every `topology_spread` constraint count "
         "them, each member placed with the members before it counted. `near` names the VM or "
-        "the Node being replaced; one the inventory does not have is 422 `near_unknown`."
+        "the Node being replaced; one the inventory does not have is 422 `near_unknown`. "
+        "A single spare (without `wait_for_capacity`) whose time meets a booking's room in an "
+        "inventory that holds bookings is 409 `no_capacity` with `held_by` naming them."
     ),
     responses={
         **_accepted("Started (or found): `Location` is the (first) spare"),

@@ -240,11 +240,18 @@ async def start_spare(
     if request.wait_for_capacity:
         return await start  # it waits for room: the ledger's first answer says nothing final
     accepted, bookings = await asyncio.gather(
-        start, ledger_has_bookings(client, request.inventory, HAS_BOOKINGS_WAIT)
+        start, _ledger_has_bookings(client, settings, request.inventory)
     )
     if bookings and accepted.warm is None:
         await _refuse_if_no_room(client, request)
     return accepted
+
+
+async def _ledger_has_bookings(client: Client, settings: Settings, inventory: str) -> bool:
+    # Only a worker answers the query: without one, the POST does not wait for it.
+    if not await _worker_polls(client, settings.task_queue):
+        return False
+    return await ledger_has_bookings(client, inventory, HAS_BOOKINGS_WAIT)
 
 
 async def _refuse_if_no_room(client: Client, request: SpareRequest) -> None:

@@ -25,6 +25,7 @@ CASES = [
             warm.HAND_OVER_UPDATE,
             warm.WARM_ANSWER_UPDATE,
             booking.CHANGE_WINDOW_UPDATE,
+            spare.ROOM_ANSWER_UPDATE,
         },
         {
             spare.REQUEST_RELEASE_SIGNAL,
@@ -37,7 +38,12 @@ CASES = [
     (
         InventoryLedger,
         ledger.INVENTORY_LEDGER,
-        {ledger.RESERVATIONS_QUERY, ledger.WAITERS_QUERY, booking.READY_TIMES_QUERY},
+        {
+            ledger.RESERVATIONS_QUERY,
+            ledger.WAITERS_QUERY,
+            ledger.HAS_BOOKINGS_QUERY,
+            booking.READY_TIMES_QUERY,
+        },
         {
             ledger.RESERVE_UPDATE,
             ledger.RESERVE_GROUP_UPDATE,

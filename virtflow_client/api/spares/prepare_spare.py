@@ -128,7 +128,9 @@ def sync_detailed(
     `count` > 1 the spares have ids `spare-<cluster>-<request_id>-<i>` and form one group
     (`anti_affinity_group`, default the request_id): anti-affinity and every `topology_spread`
     constraint count them, each member placed with the members before it counted. `near` names the VM or
-    the Node being replaced; one the inventory does not have is 422 `near_unknown`.
+    the Node being replaced; one the inventory does not have is 422 `near_unknown`. A single spare
+    (without `wait_for_capacity`) whose time meets a booking's room in an inventory that holds bookings
+    is 409 `no_capacity` with `held_by` naming them.
 
     Args:
         body (PrepareBody): The request of `POST /spare/prepare`: a spare request, `count` times.
@@ -168,7 +170,9 @@ def sync(
     `count` > 1 the spares have ids `spare-<cluster>-<request_id>-<i>` and form one group
     (`anti_affinity_group`, default the request_id): anti-affinity and every `topology_spread`
     constraint count them, each member placed with the members before it counted. `near` names the VM or
-    the Node being replaced; one the inventory does not have is 422 `near_unknown`.
+    the Node being replaced; one the inventory does not have is 422 `near_unknown`. A single spare
+    (without `wait_for_capacity`) whose time meets a booking's room in an inventory that holds bookings
+    is 409 `no_capacity` with `held_by` naming them.
 
     Args:
         body (PrepareBody): The request of `POST /spare/prepare`: a spare request, `count` times.
@@ -203,7 +207,9 @@ async def asyncio_detailed(
     `count` > 1 the spares have ids `spare-<cluster>-<request_id>-<i>` and form one group
     (`anti_affinity_group`, default the request_id): anti-affinity and every `topology_spread`
     constraint count them, each member placed with the members before it counted. `near` names the VM or
-    the Node being replaced; one the inventory does not have is 422 `near_unknown`.
+    the Node being replaced; one the inventory does not have is 422 `near_unknown`. A single spare
+    (without `wait_for_capacity`) whose time meets a booking's room in an inventory that holds bookings
+    is 409 `no_capacity` with `held_by` naming them.
 
     Args:
         body (PrepareBody): The request of `POST /spare/prepare`: a spare request, `count` times.
@@ -243,7 +249,9 @@ async def asyncio(
     `count` > 1 the spares have ids `spare-<cluster>-<request_id>-<i>` and form one group
     (`anti_affinity_group`, default the request_id): anti-affinity and every `topology_spread`
     constraint count them, each member placed with the members before it counted. `near` names the VM or
-    the Node being replaced; one the inventory does not have is 422 `near_unknown`.
+    the Node being replaced; one the inventory does not have is 422 `near_unknown`. A single spare
+    (without `wait_for_capacity`) whose time meets a booking's room in an inventory that holds bookings
+    is 409 `no_capacity` with `held_by` naming them.
 
     Args:
         body (PrepareBody): The request of `POST /spare/prepare`: a spare request, `count` times.
