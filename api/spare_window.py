@@ -24,7 +24,7 @@ from contracts.booking import CHANGE_WINDOW_UPDATE, Window, WindowChange, Window
 from contracts.spare import Phase, SpareStatus
 from runtime.settings import Settings
 
-from .errors import Code, InvalidInput, NoCapacity, SpareConflict, TemporalUnavailable
+from .errors import ApiError, Code, InvalidInput, NoCapacity, SpareConflict, TemporalUnavailable
 from .spare_actions import ended_spare, ending_meanwhile
 from .spare_runs import Scope, describe_spare, query_status
 from .workers import require_worker
@@ -60,7 +60,7 @@ async def change_window(
     _check_end(settings, body.end, window, datetime.now(UTC))
     _check_phase(status)
     async with ending_meanwhile(client, spare_id, "change"):
-        result = await _ask(handle, spare_id, body.end)
+        result = await _ask(settings, handle, spare_id, body.end)
     if result.status == "no_capacity":
         free = result.free_until.isoformat() if result.free_until else "now"
         again = (
@@ -124,7 +124,7 @@ def _check_phase(status: SpareStatus) -> None:
 
 
 async def _ask(
-    handle: WorkflowHandle[object, object], spare_id: str, end: datetime
+    settings: Settings, handle: WorkflowHandle[object, object], spare_id: str, end: datetime
 ) -> WindowChangeResult:
     try:
         result: WindowChangeResult = await handle.execute_update(
@@ -134,12 +134,17 @@ async def _ask(
             rpc_timeout=CHANGE_ANSWER_TIMEOUT,
         )
     except WorkflowUpdateFailedError as err:
-        # Refused by the spare: its phase moved since we looked (say how), or the ledger
-        # could not answer (say why).
-        _check_phase(await query_status(handle, spare_id))
+        # Refused by the spare: its phase (or the clock) moved since we looked, say how; or
+        # its ledger could not answer, somebody else's outage: say why.
+        status = await query_status(handle, spare_id)
+        _check_phase(status)
+        if status.booking is not None:
+            _check_end(settings, end, status.booking.window, datetime.now(UTC))
         cause = err.cause
         reason = cause.message if isinstance(cause, FailureError) else str(err)
-        raise SpareConflict(f"the window of {spare_id} was not changed: {reason}") from err
+        raise ApiError(
+            f"the window of {spare_id} was not changed: {reason}", Code.TEMPORAL_ERROR
+        ) from err
     except WorkflowUpdateRPCTimeoutOrCancelledError as err:
         raise TemporalUnavailable(
             f"no virtflow worker answered the change of {spare_id}'s window within "
