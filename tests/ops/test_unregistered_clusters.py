@@ -130,11 +130,15 @@ async def test_a_worker_started_without_a_cluster_names_the_spares_it_orphans(
         task_queue=task_queue,
         state_dir=tmp_path,
         clusters={"prod-a": ClusterConfig(kubeconfig=tmp_path / "prod-a")},
+        graceful_shutdown_seconds=0,
     )
+    # prod-a's spare is the config check's concern; here it would only make a VM.
+    await client.get_workflow_handle(spares["prod-a"]).terminate("not this test's")
 
     async def seen() -> None:
-        listed = [r async for r in client.list_workflows(f"TaskQueue = '{task_queue}'")]
-        assert len(listed) == 2
+        query = f"TaskQueue = '{task_queue}' AND ExecutionStatus = 'Running'"
+        listed = [r.id async for r in client.list_workflows(query)]
+        assert listed == [spares["prod-c"]]
 
     await assert_eventually(seen)  # what the worker looks for is visible
     with caplog.at_level(logging.WARNING, logger="worker.unregistered_clusters"):
