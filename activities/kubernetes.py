@@ -110,6 +110,11 @@ def _classified(ignore: frozenset[int] = frozenset()) -> Iterator[None]:
         raise
 
 
+class _ReachabilityChanged(Exception):
+    """A bounded probe ends early: the cluster's API stopped answering, or answered again,
+    unlike what the spare's status says."""
+
+
 class _Progress:
     """What is still missing; shared by the watcher and the heartbeat task."""
 
@@ -227,9 +232,12 @@ class KubernetesActivities:
                 try:
                     async with asyncio.timeout(inp.max_wait_seconds):
                         await self._until_ready(inp, progress)
-                except TimeoutError:
+                except (TimeoutError, _ReachabilityChanged):
                     return NodeReadyResult(
-                        node_name=inp.node_name, ready=False, missing=progress.missing
+                        node_name=inp.node_name,
+                        ready=False,
+                        missing=progress.missing,
+                        api_error=progress.api_error,
                     )
         finally:
             beat.cancel()
@@ -264,7 +272,7 @@ class KubernetesActivities:
         delay = FIRST_RETRY_SECONDS
         while True:
             try:
-                if await self._watch_session(cluster, inp.node_name, progress):
+                if await self._watch_session(cluster, inp, progress):
                     return
                 continue  # resync: re-list at once
             except httpx2.HTTPStatusError as exc:
@@ -290,17 +298,24 @@ class KubernetesActivities:
             name = self.clusters.access_name(cluster)
             progress.api_error = self.clusters.unreachable(name, error).describe(name)
             progress.report()
+            if inp.max_wait_seconds is not None and not inp.api_down_shown:
+                raise _ReachabilityChanged
             await asyncio.sleep(delay)
             delay = min(delay * 2, inp.poll_hint_seconds)
 
-    async def _watch_session(self, cluster: str | None, name: str, progress: _Progress) -> bool:
+    async def _watch_session(
+        self, cluster: str | None, inp: WaitNodeReadyInput, progress: _Progress
+    ) -> bool:
         """True once Ready; False when the session timed out and should be re-listed."""
+        name = inp.node_name
         client = await self._kube(cluster)
         listing = client.list(Node, fields={"metadata.name": name})
         nodes = [node async for node in listing]
         self.clusters.reached(cluster)
         if progress.observe(nodes[0] if nodes else None):
             return True
+        if inp.max_wait_seconds is not None and inp.api_down_shown:
+            raise _ReachabilityChanged  # it answers again: the status should say so now
         watch = cast(
             AsyncGenerator[tuple[str, Node], None],
             client.watch(

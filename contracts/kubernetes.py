@@ -30,12 +30,18 @@ class WaitNodeReadyInput(BaseModel):
     max_wait_seconds: float | None = Field(default=None, gt=0)
     # Labels and taints to apply once Ready (and the spare's join token to delete).
     adopt: NodeAdoption | None = None
+    # With max_wait_seconds: whether the spare's status says its cluster's API does not
+    # answer. The probe ends as soon as that stops being true (the API stops answering, or
+    # answers again), so the status says which cluster is unreachable, since when, at once.
+    api_down_shown: bool = False
 
 
 class NodeReadyResult(BaseModel):
     node_name: str
     ready: bool
     missing: list[str] = Field(default_factory=list)
+    # Not ready and the cluster's API not answering: which cluster, since when, and why.
+    api_error: str | None = None
 
 
 class NodeNameInput(BaseModel):

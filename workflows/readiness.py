@@ -48,6 +48,9 @@ async def wait_ready(spare_id: str, req: SpareRequest, progress: Progress) -> No
     missing = first.missing if first is not None else ["node not registered"]
     progress.enter(Phase.WAITING_READY, "waiting for the Node to register")
     progress.waiting(missing)
+    # Whether the status says the cluster's API does not answer: a probe ends as soon as
+    # that changes, so the status names an unreachable cluster (and since when) at once.
+    api_down = False
     while True:
         remaining = (deadline - workflow.now()).total_seconds()
         if remaining <= 0:
@@ -63,6 +66,7 @@ async def wait_ready(spare_id: str, req: SpareRequest, progress: Progress) -> No
                 cluster=req.cluster,
                 max_wait_seconds=min(READY_PROBE, remaining),
                 adopt=_adoption(spare_id, req),
+                api_down_shown=api_down,
             ),
             start_to_close_timeout=timedelta(seconds=min(READY_PROBE, remaining) + 30),
             heartbeat_timeout=req.timeouts.heartbeat,
@@ -70,6 +74,7 @@ async def wait_ready(spare_id: str, req: SpareRequest, progress: Progress) -> No
         )
         if probe.ready:
             return
+        api_down = probe.api_error is not None
         if probe.missing != missing:
             missing = probe.missing
             progress.waiting(missing)

@@ -219,6 +219,32 @@ async def test_wait_survives_server_errors_and_dropped_watches(
     assert node is not None and not node["spec"]["taints"]
 
 
+async def test_a_bounded_probe_ends_once_the_api_stops_answering_and_once_it_answers_again(
+    lab: KubeLab, acts: KubernetesActivities
+) -> None:
+    """So the spare's status says at once that its cluster's API is unreachable (and since
+    when), and at once that it answers again, not at the end of a probe round."""
+    lab.kubelet.set_behaviour("vm1", never_ready=True)
+    await lab.kubelet.vm_started("vm1", None, {})
+    await eventually(lambda: lab.api.store.get("nodes", "", "vm1") is not None)
+    port = lab.api.port
+    await lab.api.stop()
+    probe = WaitNodeReadyInput(node_name="vm1", max_wait_seconds=3600, poll_hint_seconds=0.2)
+    # Bounded only so that a probe that never ends fails here instead of hanging.
+    down = await asyncio.wait_for(Heartbeats().env.run(acts.wait_node_ready, probe), 60)
+    assert not down.ready and down.api_error is not None
+    assert re.match(
+        r"the Kubernetes API unreachable since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: ConnectError",
+        down.api_error,
+    )
+    assert down.missing[-1] == down.api_error
+
+    await lab.api.start(port=port)
+    shown = probe.model_copy(update={"api_down_shown": True})
+    up = await asyncio.wait_for(Heartbeats().env.run(acts.wait_node_ready, shown), 60)
+    assert (up.ready, up.api_error, up.missing) == (False, None, NOT_READY)
+
+
 async def test_wait_relists_after_410_gone(lab: KubeLab, acts: KubernetesActivities) -> None:
     lab.kubelet.set_behaviour("vm1", late_taint_seconds=0.3)
     beats = Heartbeats()

@@ -8,8 +8,10 @@ lab-b's API, and lab's API is sent nothing at all.
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -20,10 +22,12 @@ from contracts.spare import CLUSTER_LABEL, Phase, ReleaseRequest, SpareResult
 from lab.hypervisor import load_inventory_file
 from runtime.settings import Settings
 from runtime.vm_templates import VmTemplate
+from tests.helpers import assert_eventually
 from tests.stack import LAB_INVENTORY, Stack, running_stack, wait_phase
 from tests.workflows.test_cli_start import start_from_cli
 from workflows.prepare_spare import PrepareSpare
 
+SINCE = "%Y-%m-%dT%H:%M:%SZ"
 USER_DATA = "#cloud-config\nserver: {{ api_server }}\ntoken: {{ join_token }}\n"
 
 
@@ -112,3 +116,52 @@ async def test_a_temporal_cli_start_for_an_unregistered_cluster_fails_having_don
     ]
     assert dict(stack.lab.hypervisor.vms) == vms_before
     assert [list(k.calls) for k in kubes] == [[], []]
+
+
+UNREACHABLE = re.compile(
+    r"cluster lab-b's Kubernetes API unreachable since "
+    r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ): \w+"
+)
+
+
+async def test_lab_b_unreachable_holds_up_only_its_own_spare_until_it_answers(
+    two_clusters: Stack,
+) -> None:
+    stack = two_clusters
+    lab_b = stack.lab.clusters["lab-b"]
+    waiting = stack.request(cluster="lab-b")
+    # Its Node registers but is not Ready until the test says so, after the outage.
+    lab_b.kubelet.set_behaviour(waiting.spare_id, never_ready=True)
+    handle_b = await stack.start(waiting)
+    await wait_phase(handle_b, Phase.WAITING_READY)
+
+    port = lab_b.kube.port
+    stopped_at = datetime.now(UTC).replace(microsecond=0)
+    await lab_b.kube.stop()
+
+    async def says_lab_b_is_unreachable() -> str:
+        status = await handle_b.query(PrepareSpare.status)
+        assert status.phase == Phase.WAITING_READY
+        found = [m for w in status.waiting_for if (m := UNREACHABLE.match(w))]
+        assert found, status.waiting_for
+        return found[0].group(1)
+
+    since = datetime.strptime(await assert_eventually(says_lab_b_is_unreachable), SINCE)
+    assert since.replace(tzinfo=UTC) >= stopped_at
+
+    # lab's spares go on meanwhile.
+    elsewhere = await stack.start(stack.request(cluster="lab"))
+    await wait_phase(elsewhere, Phase.READY)
+    await says_lab_b_is_unreachable()
+
+    # lab-b answers again (same address, same credentials): its spare goes on to Ready.
+    await lab_b.kube.start(port=port)
+    await lab_b.kubelet.mark_ready(waiting.spare_id)
+    await wait_phase(handle_b, Phase.READY)
+    status = await handle_b.query(PrepareSpare.status)
+    assert not [w for w in status.waiting_for if UNREACHABLE.match(w)]
+    node = lab_b.kube.store.get("nodes", "", waiting.spare_id)
+    assert node is not None and node["metadata"]["labels"][CLUSTER_LABEL] == "lab-b"
+    for handle in (elsewhere, handle_b):
+        await handle.execute_update(PrepareSpare.release, ReleaseRequest(reason="done"))
+        assert (await handle.result()).phase == Phase.RELEASED
