@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from contracts.warm import WarmPoolSpec
 from runtime.clusters import ClusterConfig
 from runtime.receivers import ReceiverConfig
 from runtime.settings import Settings, TokenGrant
-from tests.api.api_helpers import asgi_client, spare_body
+from tests.api.api_helpers import asgi_client, live_stack, spare_body
 from tests.known_secrets import WEBHOOK_SECRET
 
 TOKENS = {
@@ -312,3 +313,53 @@ def test_a_token_scoped_to_an_unregistered_cluster_is_refused(api_settings: Sett
                 "api_tokens": {"tok-1f2e3d4c": {"role": "operator", "clusters": ["x"]}},
             }
         )
+
+
+async def test_a_refusal_for_room_names_no_spare_of_another_cluster(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    """lab and lab-b share an inventory: lab-b's booking holds a host's room; lab's request
+    for that room is refused without naming lab-b's spare, lab-b's own is told its name."""
+
+    def two_tenants(settings: Settings) -> Settings:
+        assert settings.kubeconfig is not None
+        one = ClusterConfig(kubeconfig=settings.kubeconfig)
+        return settings.model_copy(
+            update={
+                "kubeconfig": None,
+                "clusters": {"lab": one, "lab-b": one},
+                "api_tokens": {
+                    SecretStr("ctl-lab-61c0d2"): TokenGrant(
+                        role="upgrade-controller", clusters=["lab"]
+                    ),
+                    SecretStr("ctl-lab-b-9e4a7f"): TokenGrant(
+                        role="upgrade-controller", clusters=["lab-b"]
+                    ),
+                },
+            }
+        )
+
+    day2 = datetime.now(UTC).replace(microsecond=0) + timedelta(days=2)
+    window = {"start": day2.isoformat(), "end": (day2 + timedelta(hours=4)).isoformat()}
+    pinned = {"annotations": {"node.qemu-scheduler/regex": "^bm-gen-03$"}, "cpu": 64}
+    async with live_stack(client, task_queue, tmp_path, two_tenants) as live:
+
+        async def book(cluster: str, token: str) -> httpx.Response:
+            body = spare_body(cluster=cluster, inventory=live.stack.inventory, window=window)
+            return await live.api.post("/v1/spares", json={**body, **pinned}, headers=bearer(token))
+
+        held = await book("lab-b", "ctl-lab-b-9e4a7f")
+        assert held.status_code == 202, held.text
+        b_spare = held.json()["spare_id"]
+        try:
+            refused = await book("lab", "ctl-lab-61c0d2")
+            assert refused.status_code == 409, refused.text
+            problem = refused.json()
+            assert (problem["code"], problem["held_by"]) == ("no_capacity", [])
+            assert b_spare not in refused.text
+            assert "a spare of another cluster" in problem["detail"]
+            own = await book("lab-b", "ctl-lab-b-9e4a7f")
+            assert own.status_code == 409, own.text
+            assert own.json()["held_by"] == [b_spare]
+        finally:
+            await client.get_workflow_handle(b_spare).terminate("test over")
