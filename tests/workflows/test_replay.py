@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Replayer
 
 from activities.ledger import LedgerActivities
+from contracts.booking import CHANGE_WINDOW_UPDATE, Window, WindowChange, WindowChangeResult
 from contracts.ledger import FreeInput, ReserveInput, ledger_workflow_id
 from contracts.reconcile import ReconcileInput
 from contracts.release import release_workflow_id
@@ -126,6 +128,32 @@ async def test_record_the_orphan_sweep(stack: Stack) -> None:
     assert [r.name for r in result.released if r.released] == [orphan]
     release = stack.client.get_workflow_handle(release_workflow_id(orphan))
     await replay_and_keep(await handle.fetch_history(), await release.fetch_history())
+
+
+@recording_only
+async def test_record_a_booking_whose_window_is_extended(stack: Stack) -> None:
+    """Booked, made at once (its lead start has passed), `spare.window_ending` when Ready
+    (the window is shorter than the notice), extended through the ledger, released at its
+    new end: the booking's paths and the ledger's `change_hold` in saved histories."""
+    start = datetime.now(UTC) + timedelta(seconds=5)
+    window = Window(start=start, end=start + timedelta(seconds=15))
+    req = stack.request(window=window)
+    handle = await stack.start(req)
+    await wait_phase(handle, Phase.READY)
+    changed = await handle.execute_update(
+        CHANGE_WINDOW_UPDATE,
+        WindowChange(end=window.end + timedelta(seconds=5)),
+        result_type=WindowChangeResult,
+    )
+    assert changed.status == "changed"
+    result = await handle.result()
+    assert result.phase == Phase.RELEASED
+    ledger = stack.client.get_workflow_handle(ledger_workflow_id(stack.inventory))
+    await replay_and_keep(
+        await handle.fetch_history(),
+        *await release_children(stack, req),
+        await ledger.fetch_history(),
+    )
 
 
 async def release_children(stack: Stack, req: SpareRequest) -> list[WorkflowHistory]:
