@@ -139,6 +139,8 @@ def lab_settings(base: Settings, ports: LabPorts, state_dir: Path, secret: str) 
             "booking_lead_default_seconds": min(base.booking_lead_default_seconds, 45),
             "booking_lead_floor_seconds": min(base.booking_lead_floor_seconds, 10),
             "booking_lead_margin_seconds": min(base.booking_lead_margin_seconds, 15),
+            # ... and a window minutes long hears `spare.window_ending` a minute before its end.
+            "booking_window_ending_seconds": min(base.booking_window_ending_seconds, 60),
         }
     )
 

@@ -66,3 +66,5 @@ def test_a_lab_booking_is_made_under_a_minute_before_its_window(tmp_path: Path) 
     assert lead.lead([]) < 60
     assert lead.lead([4.5, 5.0, 7.2]) < 60
     assert Settings().booking_lead.lead([]) >= 60 * 15
+    # A window of a few minutes hears that it is ending a minute before its end, not at once.
+    assert lead.window_ending_seconds == 60
