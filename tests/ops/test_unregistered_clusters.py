@@ -18,11 +18,25 @@ from temporalio.exceptions import ApplicationError
 from typer.testing import CliRunner, Result
 
 from cli.main import app
-from contracts.spare import PREPARE_SPARE, SpareRequest, start_search_attributes
+from contracts.spare import PREPARE_SPARE, Phase, SpareRequest, start_search_attributes
+from lab.hypervisor import load_inventory_file
+from lab.stack import LabStack
 from runtime.clusters import ClusterConfig
 from runtime.settings import CONFIG_ENV, Settings, get_settings
 from tests.helpers import assert_eventually, until_polled
+from tests.known_secrets import WEBHOOK_SECRET
+from tests.stack import (
+    LAB_INVENTORY,
+    stack_settings,
+    wait_phase,
+    with_lab_clusters,
+    with_lab_hypervisor_api,
+)
+from tests.workflows.test_webhook_delivery import current_details
+from webhooks.receiver import create_receiver_app
+from webhooks.serve import serve_app
 from worker.worker import running_worker
+from workflows.prepare_spare import PrepareSpare
 
 
 def spare(cluster: str) -> SpareRequest:
@@ -158,3 +172,53 @@ async def test_a_worker_started_without_a_cluster_names_the_spares_it_orphans(
     ]
     cause = failed.value.cause
     assert isinstance(cause, ApplicationError) and cause.type == "UnknownCluster"
+
+
+async def test_a_held_spare_of_a_cluster_dropped_under_it_holds_on_unwatched(
+    client: Client, task_queue: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker restarted without lab-b: it names lab-b's Ready spare, which neither fails nor
+    is released; it says its Node is not watched, and lab's spare is watched as before."""
+    lab = LabStack(
+        inventory_doc=load_inventory_file(LAB_INVENTORY), ready_delay=0.3, extra_clusters=("lab-b",)
+    )
+    await lab.start(tmp_path / "lab")
+    receiver = create_receiver_app([WEBHOOK_SECRET], tmp_path / "receiver.db")
+    try:
+        async with serve_app(receiver) as receiver_url:
+            base = stack_settings(lab, tmp_path, "inv-a", receiver_url, WEBHOOK_SECRET)
+            both = with_lab_hypervisor_api(with_lab_clusters(base, lab), lab)
+            req = SpareRequest(
+                request_id=f"r{uuid.uuid4().hex[:8]}", cluster="lab-b", inventory="inv-a",
+                cpu=1, memory_mb=512,
+            )  # fmt: skip
+            async with running_worker(both, client, task_queue=task_queue):
+                handle = await client.start_workflow(
+                    PREPARE_SPARE, req, id=req.spare_id, task_queue=task_queue,
+                    search_attributes=start_search_attributes(req),
+                )  # fmt: skip
+                await wait_phase(handle, Phase.READY)
+
+            only_lab = both.model_copy(update={"clusters": {"lab": both.clusters["lab"]}})
+            with caplog.at_level(logging.WARNING, logger="worker.unregistered_clusters"):
+                async with running_worker(only_lab, client, task_queue=task_queue):
+
+                    async def unwatched() -> None:
+                        details = await current_details(handle)
+                        assert "held; its Node is not watched" in details, details
+                        assert "unknown cluster 'lab-b'" in details, details
+
+                    await assert_eventually(unwatched, timeout=60)
+                    status = await handle.query(PrepareSpare.status)
+                    assert status.phase == Phase.READY
+                    assert (
+                        lab.clusters["lab-b"].kube.store.get("nodes", "", req.spare_id) is not None
+                    )
+                    await handle.terminate("test over")
+            (said,) = [r.getMessage() for r in caplog.records if r.name.startswith("worker.")]
+            assert said.startswith(
+                f"cluster 'lab-b' is not registered but has 1 running spare(s): "
+                f"{req.spare_id} (ready)"
+            )
+    finally:
+        await lab.stop()
