@@ -369,7 +369,8 @@ class KubernetesActivities:
         cluster = self.cluster_of(inp.cluster, inp.node_name)
         result = await watch_node_health(self._hub(cluster), inp)
         if not result.healthy:
-            metrics.spare_unhealthy(activity.metric_meter())
+            # A registered cluster's name: an unregistered one is refused before the watch.
+            metrics.spare_unhealthy(activity.metric_meter(), cluster or metrics.UNCONFIRMED)
             await self._record_event(
                 cluster,
                 inp.node_name,

@@ -3,6 +3,10 @@
 Activities pass `activity.metric_meter()`, workflows `workflow.metric_meter()` (which records
 nothing while replaying), so these series appear on the worker's Prometheus endpoint next to
 the SDK's own. Names and labels are defined once, here.
+
+The spare's metrics carry its `cluster`: a registered cluster's name only (one series per
+cluster, however many requests), `UNCONFIRMED` for a spare that ended before the worker's
+configuration confirmed its cluster (an unregistered one among them).
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ SPARES = "virtflow_spares"
 # 1 while a registered cluster's API server answers the worker's probe, 0 while it does not.
 CLUSTER_REACHABLE = "virtflow_cluster_reachable"
 
+# The `cluster` of a spare whose cluster the worker's configuration has not confirmed.
+UNCONFIRMED = "unconfirmed"
+
 ALL = (
     SPARE_PHASE,
     TIME_TO_READY,
@@ -61,24 +68,26 @@ BUCKETS: dict[str, list[float]] = {
 }
 
 
-def spare_entered_phase(meter: MetricMeter, phase: str, left: str | None) -> None:
+def spare_entered_phase(meter: MetricMeter, phase: str, left: str | None, cluster: str) -> None:
     """Counts entries into each phase and exits from the previous one (rates of transitions;
     the number in each phase now is `SPARES`)."""
     counter = meter.create_counter(SPARE_PHASE, "Spares that entered (or left) a phase")
-    counter.add(1, {"phase": phase, "transition": "entered"})
+    counter.add(1, {"phase": phase, "transition": "entered", "cluster": cluster})
     if left is not None:
-        counter.add(1, {"phase": left, "transition": "left"})
+        counter.add(1, {"phase": left, "transition": "left", "cluster": cluster})
 
 
-def spare_ready(meter: MetricMeter, elapsed: timedelta) -> None:
+def spare_ready(meter: MetricMeter, elapsed: timedelta, cluster: str) -> None:
     meter.create_histogram_timedelta(
         TIME_TO_READY, "From the request to a Ready node", unit="s"
-    ).record(elapsed)
+    ).record(elapsed, {"cluster": cluster})
 
 
-def booking(meter: MetricMeter, outcome: str) -> None:
+def booking(meter: MetricMeter, outcome: str, cluster: str) -> None:
     """outcome: booked, ready_in_time or missed_start."""
-    meter.create_counter(BOOKINGS, "Bookings by outcome").add(1, {"outcome": outcome})
+    meter.create_counter(BOOKINGS, "Bookings by outcome").add(
+        1, {"outcome": outcome, "cluster": cluster}
+    )
 
 
 def placement_done(meter: MetricMeter, elapsed: timedelta, outcome: str) -> None:
@@ -95,10 +104,10 @@ def webhook_delivered(meter: MetricMeter, receiver: str, result: str) -> None:
     )
 
 
-def spares_in_phase(meter: MetricMeter, phase: str, count: int) -> None:
-    meter.create_gauge(SPARES, "Running spares per phase, from Temporal visibility").set(
-        count, {"phase": phase}
-    )
+def spares_in_phase(meter: MetricMeter, phase: str, cluster: str, count: int) -> None:
+    meter.create_gauge(
+        SPARES, "Running spares per phase and cluster, from Temporal visibility"
+    ).set(count, {"phase": phase, "cluster": cluster})
 
 
 def ledger_reservations(meter: MetricMeter, inventory: str, in_use: int) -> None:
@@ -146,11 +155,12 @@ def _unhealthy(meter: MetricMeter) -> temporalio.common.MetricCounter:
     return meter.create_counter(SPARE_UNHEALTHY, "Held (or warm) spares found unhealthy")
 
 
-def spare_unhealthy(meter: MetricMeter) -> None:
-    _unhealthy(meter).add(1)
+def spare_unhealthy(meter: MetricMeter, cluster: str) -> None:
+    _unhealthy(meter).add(1, {"cluster": cluster})
 
 
-def declare(meter: MetricMeter) -> None:
-    """Counters of rare events start at 0 when a worker starts, so the series exists and an
-    alert's `increase()` sees the first event."""
-    _unhealthy(meter).add(0)
+def declare(meter: MetricMeter, clusters: list[str]) -> None:
+    """Counters of rare events start at 0 when a worker starts, one series per registered
+    cluster, so the series exists and an alert's `increase()` sees the first event."""
+    for cluster in clusters:
+        _unhealthy(meter).add(0, {"cluster": cluster})

@@ -292,7 +292,10 @@ async def running_worker(
     running spares of its task queue belong to a cluster its settings do not register."""
     await warn_of_orphaned_spares(client, settings, task_queue or settings.task_queue)
     http = HttpClient()
-    metrics.declare((client.service_client.config.runtime or Runtime.default()).metric_meter)
+    metrics.declare(
+        (client.service_client.config.runtime or Runtime.default()).metric_meter,
+        settings.cluster_registry.names,
+    )
     closers: list[Callable[[], Awaitable[None]]] = []
     try:
         worker = build_worker(
@@ -317,9 +320,9 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event) ->
         if settings.metrics_port is not None:
             meter = process_runtime(settings).metric_meter
             every = settings.census_every_seconds
-            loops.append(
-                asyncio.create_task(census_loop(client, meter, settings.task_queue, every))
-            )
+            clusters = settings.cluster_registry.names
+            census = census_loop(client, meter, settings.task_queue, clusters, every)
+            loops.append(asyncio.create_task(census))
             probes = cluster_probe_loop(cluster_clients(settings), meter, every)
             loops.append(asyncio.create_task(probes))
         try:

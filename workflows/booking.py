@@ -102,7 +102,7 @@ class Booking:
             measured=self.measured,
         )
         self.progress.enter(Phase.BOOKED, self._booked_on(reservation.host, start))
-        metrics.booking(workflow.metric_meter(), "booked")
+        metrics.booking(workflow.metric_meter(), "booked", self.progress.metric_cluster)
         self._waiting = True
         try:
             while (wait := start - workflow.now()) > timedelta(0):
@@ -226,11 +226,12 @@ class Booking:
     def ready(self) -> None:
         """Ready: in time for the window, or a missed start."""
         in_time = workflow.now() <= self.window.start
-        metrics.booking(workflow.metric_meter(), "ready_in_time" if in_time else "missed_start")
+        outcome = "ready_in_time" if in_time else "missed_start"
+        metrics.booking(workflow.metric_meter(), outcome, self.progress.metric_cluster)
 
     def failed_before_start(self) -> None:
         if workflow.now() <= self.window.start:
-            metrics.booking(workflow.metric_meter(), "missed_start")
+            metrics.booking(workflow.metric_meter(), "missed_start", self.progress.metric_cluster)
 
     def ends(self) -> tuple[datetime, str]:
         """When the hold ends, and the release's reason then (asked anew: the end may move)."""

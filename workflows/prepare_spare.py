@@ -28,6 +28,7 @@ from temporalio.exceptions import (
 )
 
 with workflow.unsafe.imports_passed_through():
+    from contracts import metrics
     from contracts.booking import (
         BOOKED_HOST_UNFIT_SIGNAL,
         CHANGE_WINDOW_UPDATE,
@@ -248,6 +249,7 @@ class PrepareSpare:
         self._over = True
         # Whatever way the spare ends, the search attributes show where it ended.
         self._progress.publish()
+        self._progress.count_for(metrics.UNCONFIRMED)  # ended before its cluster was confirmed
         if req.warm_pool is not None:
             await report_to_pool(req.warm_pool, self._progress.status, "ended")
 
@@ -291,6 +293,7 @@ class PrepareSpare:
         """Everything compensation may have to undo: from the configuration to the hold's end.
         Answers the VM and why the hold ended."""
         pools = await self._look_up_configuration(req)
+        self._progress.count_for(req.cluster)  # registered: its metrics may name it
         # A warm pool never serves a booking: its room is held for its window already.
         claim = await self._warm.claim(pools) if self._booking is None else None
         if claim is not None:

@@ -32,16 +32,21 @@ class Progress:
         self._pending_attributes: dict[str, SearchAttributeUpdate] = {}
         self._publishing: asyncio.Future[None] | None = None
         self._held_back = False
+        # The phase metrics' `cluster`: set once the worker's configuration confirmed the
+        # spare's cluster (a registered one: one series per cluster); the phases entered
+        # before then are counted then.
+        self._cluster: str | None = None
+        self._uncounted: list[tuple[str, str | None]] = []
 
     def enter(self, phase: Phase, detail: str) -> None:
         """The spare is now in `phase`: the status, the phase metrics, the search attribute
         and the details line all say so."""
         s = self.status
         left = s.phase.value if s.steps else None
-        metrics.spare_entered_phase(workflow.metric_meter(), phase.value, left)
+        self._count(phase.value, left)
         if phase == Phase.READY:
             ready_after = workflow.now() - workflow.info().start_time
-            metrics.spare_ready(workflow.metric_meter(), ready_after)
+            metrics.spare_ready(workflow.metric_meter(), ready_after, self.metric_cluster)
         s.phase = phase
         s.waiting_for = []
         s.steps.append(StepRecord(phase=phase, at=workflow.now(), detail=detail))
@@ -89,6 +94,26 @@ class Progress:
         self._pending_attributes.clear()
         if changed:
             workflow.upsert_search_attributes(changed)
+
+    @property
+    def metric_cluster(self) -> str:
+        return metrics.UNCONFIRMED if self._cluster is None else self._cluster
+
+    def count_for(self, cluster: str) -> None:
+        """Label the phase metrics with `cluster` (the confirmed one, or UNCONFIRMED for a
+        spare ending before its cluster was confirmed), the phases entered so far included."""
+        if self._cluster is not None:
+            return
+        self._cluster = cluster
+        for phase, left in self._uncounted:
+            metrics.spare_entered_phase(workflow.metric_meter(), phase, left, cluster)
+        self._uncounted = []
+
+    def _count(self, phase: str, left: str | None) -> None:
+        if self._cluster is None:
+            self._uncounted.append((phase, left))
+        else:
+            metrics.spare_entered_phase(workflow.metric_meter(), phase, left, self._cluster)
 
     def amend_phase(self, word: str) -> None:
         """Add `word` to the current phase's detail (it replaces the word said before)."""

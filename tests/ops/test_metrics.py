@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import yaml
+from temporalio.client import WorkflowFailureError
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
@@ -64,11 +66,15 @@ async def test_metrics_list_virtflow_series_after_a_spare_runs(
     async with running_stack(client, task_queue, tmp_path, inventory, provisioner="http") as stack:
         handle = await stack.start(stack.request())
         await wait_phase(handle, Phase.READY)
+        # A cluster nobody registered: refused, and its name labels no series.
+        stranger = await stack.start(stack.request(cluster="prod-x"))
+        with pytest.raises(WorkflowFailureError):
+            await stranger.result()
         meter = process_runtime(settings).metric_meter
 
         async def one_ready() -> None:
-            counts = await record_census(client, meter, task_queue)
-            assert counts[Phase.READY] == 1 and sum(counts.values()) == 1, counts
+            counts = await record_census(client, meter, task_queue, ["lab"])
+            assert counts[Phase.READY, "lab"] == 1 and sum(counts.values()) == 1, counts
 
         # Visibility follows the workflow's search attributes within moments.
         await assert_eventually(one_ready, timeout=30, interval=0.5)
@@ -108,10 +114,16 @@ async def test_metrics_list_virtflow_series_after_a_spare_runs(
             s for s in samples if s.split("{")[0].startswith(name) and all(x in s for x in labels)
         ]
 
-    assert series(metrics.SPARE_PHASE, 'phase="ready"', 'transition="entered"')
-    assert series(metrics.SPARE_PHASE, 'phase="released"', 'transition="entered"')
-    assert series(metrics.SPARES, 'phase="ready"')[0].endswith(" 1")
-    assert series(metrics.TIME_TO_READY + "_count")
+    lab = 'cluster="lab"'
+    assert series(metrics.SPARE_PHASE, 'phase="validating"', 'transition="entered"', lab)
+    assert series(metrics.SPARE_PHASE, 'phase="ready"', 'transition="entered"', lab)
+    assert series(metrics.SPARE_PHASE, 'phase="released"', 'transition="entered"', lab)
+    assert series(metrics.SPARES, 'phase="ready"', lab)[0].endswith(" 1")
+    assert series(metrics.TIME_TO_READY + "_count", lab)
+    assert series(metrics.SPARE_UNHEALTHY, lab)[0].endswith(" 0")  # declared at the start
+    unconfirmed = f'cluster="{metrics.UNCONFIRMED}"'
+    assert series(metrics.SPARE_PHASE, 'phase="failed"', 'transition="entered"', unconfirmed)
+    assert not [s for s in samples if 'cluster="prod-x"' in s]
     # Seconds, in buckets that fit a phase of minutes.
     assert series(metrics.TIME_TO_READY + "_bucket", 'le="1800"')
     assert series(metrics.PLACEMENT_LATENCY + "_count", 'outcome="placed"')
