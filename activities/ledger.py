@@ -7,6 +7,7 @@ of an inventory starts its ledger).
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -127,7 +128,9 @@ async def reserve_group(client: Client, inp: ReserveGroupInput) -> ReserveGroupR
         RESERVE_GROUP_UPDATE,
         inp,
         start_workflow_operation=ledger_start(inp),
-        id=f"reserve-group-{inp.members[0].spare_id}",
+        # One update per ask: the server answers a repeated update id with the first answer,
+        # so a request refused while the room was held would be refused again once it is free.
+        id=f"reserve-group-{inp.members[0].spare_id}-{uuid.uuid4().hex[:12]}",
         result_type=ReserveGroupResult,
     )
     return result
@@ -206,13 +209,16 @@ class LedgerActivities:
     @activity.defn
     async def change_hold(self, inp: ChangeHoldInput) -> ChangeHoldResult:
         """Ask the ledger to hold a booking's room until a new end (it decides under its lock)."""
+        info = activity.info()
         result: ChangeHoldResult = await heartbeating(
             self._client.execute_update_with_start_workflow(
                 CHANGE_HOLD_UPDATE,
                 inp,
                 start_workflow_operation=ledger_start(inp),
-                # One update per asked end: a retried activity lands on the same one.
-                id=f"change-hold-{inp.spare_id}-{inp.end.isoformat()}",
+                # One update per ask (a retry of this activity lands on the same one): the
+                # server answers a repeated update id with its first answer, so an end asked
+                # again once the room is free would meet the old refusal.
+                id=f"change-hold-{inp.spare_id}-{info.workflow_run_id}-{info.activity_id}",
                 result_type=ChangeHoldResult,
             )
         )
