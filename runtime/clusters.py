@@ -43,8 +43,9 @@ class ClusterConfig(BaseModel):
     """Surge budget: this cluster's spares not yet released (warm ones not counted); a
     request past it does not fit (`count: N`: 409 `cluster_budget_exceeded`; with
     `wait_for_capacity` it waits for a spare of the cluster to be released). Kept by the
-    ledger of the cluster's one inventory: exactly one (`inventories: [name]`, or a site of
-    one inventory). Unset: no budget."""
+    ledger of the cluster's one inventory: a budgeted cluster must have exactly one
+    (`inventories: [name]`, or a site of one inventory), else the settings are refused.
+    Unset: no budget."""
 
     @field_validator("join_api_server")
     @classmethod

@@ -311,8 +311,9 @@ class Settings(BaseSettings):
     """Serve Prometheus metrics (SDK and virtflow's own) at `/metrics` on this port; off
     when unset."""
     census_every_seconds: float = Field(default=30, ge=1)
-    """How often a worker with `metrics_port` counts the running spares per phase in Temporal
-    visibility (the gauge `virtflow_spares`)."""
+    """How often a worker with `metrics_port` counts the running spares per phase of each
+    registered cluster in Temporal visibility (the gauge `virtflow_spares`; one count per
+    phase and cluster)."""
     metrics_host: str = "0.0.0.0"
     """Address the metrics endpoint listens on."""
     otel_endpoint: str | None = None
