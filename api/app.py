@@ -21,6 +21,7 @@ from webhooks.bounded import BodyDeadline
 
 from .admission import Admission
 from .auth import ANY_ROLE, CurrentCaller, app_settings
+from .bookings import router as bookings_router
 from .clusters import router as clusters_router
 from .compat import router as compat_router
 from .errors import Code, TemporalUnavailable
@@ -77,6 +78,7 @@ def create_app(settings: Settings, client_factory: ClientFactory | None = None) 
     app.include_router(compat_router)
     app.include_router(warm_router)
     app.include_router(clusters_router)
+    app.include_router(bookings_router)
 
     @app.get("/healthz", tags=["health"], operation_id="healthz", summary="The process is up")
     async def healthz() -> dict[str, str]:

@@ -36,6 +36,7 @@ class Code(StrEnum):
     WINDOW_STARTED = "window_started"
     WINDOW_TOO_FAR = "window_too_far"
     WINDOW_END_PASSED = "window_end_passed"
+    RANGE_TOO_LONG = "range_too_long"
     # 404 and 409: the spare or task as it stands
     SPARE_NOT_FOUND = "spare_not_found"
     WARM_POOL_NOT_FOUND = "warm_pool_not_found"
@@ -125,13 +126,20 @@ class InvalidInput(ApiError):
     code = Code.INVALID_REQUEST
 
     def __init__(
-        self, field: str, reason: str, code: Code | None = None, path: tuple[str, ...] = ()
+        self,
+        field: str,
+        reason: str,
+        code: Code | None = None,
+        path: tuple[str, ...] = (),
+        source: str = "body",
     ) -> None:
         super().__init__(f"{field}: {reason}", code)
         self.field = field
         self.reason = reason
         # The field's path in the body when it is nested (`field` is then its dotted name).
         self.path = path or (field,)
+        # Where the field is: `body`, `query` or `path`.
+        self.source = source
 
 
 class TemporalUnavailable(ApiError):

@@ -62,6 +62,7 @@ PROBLEMS: dict[Code, tuple[int, str]] = {
     Code.WINDOW_STARTED: (422, "The booking's window starts in the past"),
     Code.WINDOW_TOO_FAR: (422, "The booking's window reaches beyond the booking horizon"),
     Code.WINDOW_END_PASSED: (422, "The booking's window would end in the past"),
+    Code.RANGE_TOO_LONG: (422, "The time range is longer than the API answers for"),
     Code.TEMPORAL_ERROR: (502, "Temporal answered with an error"),
     Code.TEMPORAL_UNAVAILABLE: (503, "Temporal unavailable"),
     Code.INVENTORY_UNAVAILABLE: (503, "Inventory unavailable"),
@@ -173,7 +174,7 @@ def install_problem_handlers(app: FastAPI) -> None:
         path = request.url.path
         if isinstance(err, InvalidInput):
             field = FieldError(
-                field=err.field, loc=["body", *err.path], message=err.reason, type="value_error"
+                field=err.field, loc=[err.source, *err.path], message=err.reason, type="value_error"
             )
             return field_problem([field], path, err.code)
         if isinstance(err, NoCapacity):

@@ -23,7 +23,7 @@ import typer
 
 from runtime.settings import CONFIG_ENV, get_settings
 
-from . import clusters, placement_questions, processes, replay, spares
+from . import bookings, clusters, placement_questions, processes, replay, spares
 from .config import config_app
 from .warm import warm_app
 
@@ -53,6 +53,7 @@ COMMANDS: list[tuple[str | None, Callable[..., Any]]] = [
     (None, spares.window),
     (None, placement_questions.explain),
     ("list", spares.list_spares),
+    (None, bookings.bookings),
     (None, placement_questions.inventory),
     (None, clusters.clusters),
 ]

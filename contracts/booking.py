@@ -48,7 +48,11 @@ class Window(BaseModel):
 
     def hold(self, lead_seconds: int) -> Hold:
         """The room a booking holds: from its lead start to its window's end."""
-        return Hold(start=self.start - timedelta(seconds=lead_seconds), end=self.end)
+        return Hold(
+            start=self.start - timedelta(seconds=lead_seconds),
+            end=self.end,
+            window_start=self.start,
+        )
 
     def seconds(self) -> int:
         return math.ceil((self.end - self.start).total_seconds())

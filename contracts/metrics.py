@@ -33,6 +33,9 @@ RELEASES_OVERDUE = "virtflow_releases_overdue"
 # Bookings by outcome: booked, ready in time, or a missed start (Ready after the window
 # opened, or failed before it).
 BOOKINGS = "virtflow_bookings"
+BOOKING_OUTCOMES = ("booked", "ready_in_time", "missed_start")
+# Bookings an inventory's ledger holds now (reservations whose hold starts later than made).
+LEDGER_BOOKINGS = "virtflow_ledger_bookings"
 
 # Spares per phase now, counted in Temporal visibility (worker/spare_census.py): right however
 # many workers run or restart, unlike counters kept by each worker.
@@ -56,6 +59,7 @@ ALL = (
     SPARE_UNHEALTHY,
     RELEASES_OVERDUE,
     BOOKINGS,
+    LEDGER_BOOKINGS,
     SPARES,
 )
 
@@ -83,11 +87,13 @@ def spare_ready(meter: MetricMeter, elapsed: timedelta, cluster: str) -> None:
     ).record(elapsed, {"cluster": cluster})
 
 
+def booking_counter(meter: MetricMeter) -> temporalio.common.MetricCounter:
+    return meter.create_counter(BOOKINGS, "Bookings by outcome")
+
+
 def booking(meter: MetricMeter, outcome: str, cluster: str) -> None:
     """outcome: booked, ready_in_time or missed_start."""
-    meter.create_counter(BOOKINGS, "Bookings by outcome").add(
-        1, {"outcome": outcome, "cluster": cluster}
-    )
+    booking_counter(meter).add(1, {"outcome": outcome, "cluster": cluster})
 
 
 def placement_done(meter: MetricMeter, elapsed: timedelta, outcome: str) -> None:
@@ -145,6 +151,12 @@ def releases_overdue(meter: MetricMeter, count: int) -> None:
     meter.create_gauge(RELEASES_OVERDUE, "Releases running past the release bound").set(count)
 
 
+def ledger_bookings(meter: MetricMeter, inventory: str, held: int) -> None:
+    meter.create_gauge(LEDGER_BOOKINGS, "Bookings held by an inventory's ledger").set(
+        held, {"inventory": inventory}
+    )
+
+
 def ledger_waiters(meter: MetricMeter, inventory: str, waiting: int) -> None:
     meter.create_gauge(LEDGER_WAITERS, "Spares waiting for room in an inventory's ledger").set(
         waiting, {"inventory": inventory}
@@ -164,3 +176,5 @@ def declare(meter: MetricMeter, clusters: list[str]) -> None:
     cluster, so the series exists and an alert's `increase()` sees the first event."""
     for cluster in clusters:
         _unhealthy(meter).add(0, {"cluster": cluster})
+        for outcome in BOOKING_OUTCOMES:
+            booking_counter(meter).add(0, {"outcome": outcome, "cluster": cluster})

@@ -27,6 +27,9 @@ class Hold(BaseModel):
 
     start: datetime | None = None
     end: datetime | None = None
+    # A booking's window start: its spare is Ready by then, the hold starting a lead earlier.
+    # Placement never reads it; it tells `GET /v1/bookings` the window the room is held for.
+    window_start: datetime | None = None
 
     @model_validator(mode="after")
     def _ends_after_start(self) -> Hold:
@@ -44,7 +47,7 @@ class Hold(BaseModel):
         (a release running late): its end is never before `now`."""
         if now is None or self.end is None or self.end > now:
             return self
-        return Hold(start=self.start, end=None)
+        return Hold(start=self.start, end=None, window_start=self.window_start)
 
     def describe(self) -> str:
         start = self.start.isoformat() if self.start else "now"

@@ -396,7 +396,9 @@ class InventoryLedger:
                         free_until=room.free_until,
                         free_again_at=room.free_again_at,
                     )
-            changed = held.model_copy(update={"hold": Hold(start=held.hold.start, end=inp.end)})
+            changed = held.model_copy(
+                update={"hold": held.hold.model_copy(update={"end": inp.end})}
+            )
             self._state.reservations[inp.spare_id] = changed
             if not longer:
                 await self._serve_waiters()
@@ -576,6 +578,8 @@ class InventoryLedger:
         meter, inventory = workflow.metric_meter(), self._state.inventory
         metrics.ledger_reservations(meter, inventory, len(self._state.reservations))
         metrics.ledger_waiters(meter, inventory, len(self._state.waiters))
+        held = self._state.reservations.values()
+        metrics.ledger_bookings(meter, inventory, sum(r.hold.start is not None for r in held))
         lines = [
             f"**Inventory** {self._state.inventory}: {len(self._state.reservations)} reserved, "
             f"{len(self._state.waiters)} waiting"

@@ -145,6 +145,9 @@ def _cases(of_b: Tenants) -> dict[tuple[str, str], Case]:
         ("GET", "/v1/warm-pools"): Case("/v1/warm-pools", 200, NOTHING_OF_B),
         ("GET", "/v1/warm-pools/{name}"): Case("/v1/warm-pools/warm-b", 404, "warm_pool_not_found"),
         ("GET", "/v1/clusters"): Case("/v1/clusters", 200, NOTHING_OF_B),
+        ("GET", "/v1/bookings"): Case("/v1/bookings", 200, NOTHING_OF_B),
+        # The page carries no data: it asks /v1/bookings with the caller's token.
+        ("GET", "/v1/bookings.html"): Case("/v1/bookings.html", 200, NOTHING_OF_B),
     }
     legacy = {
         (method, old): Case(

@@ -2,8 +2,10 @@
 
 from .activity_timeouts import ActivityTimeouts
 from .blocking_budget import BlockingBudget
+from .booked_spare import BookedSpare
 from .booking_info import BookingInfo
 from .booking_window import BookingWindow
+from .bookings_view import BookingsView
 from .budget_refusal import BudgetRefusal
 from .cancel_accepted import CancelAccepted
 from .cluster_list import ClusterList
@@ -26,6 +28,7 @@ from .explain_result_decision import ExplainResultDecision
 from .field_error import FieldError
 from .healthz_response_healthz import HealthzResponseHealthz
 from .hold import Hold
+from .host_bookings import HostBookings
 from .host_move import HostMove
 from .match_expression import MatchExpression
 from .match_expression_operator import MatchExpressionOperator
@@ -82,7 +85,9 @@ from .window_changed import WindowChanged
 __all__ = (
     "ActivityTimeouts",
     "BlockingBudget",
+    "BookedSpare",
     "BookingInfo",
+    "BookingsView",
     "BookingWindow",
     "BudgetRefusal",
     "CancelAccepted",
@@ -106,6 +111,7 @@ __all__ = (
     "FieldError",
     "HealthzResponseHealthz",
     "Hold",
+    "HostBookings",
     "HostMove",
     "MatchExpression",
     "MatchExpressionOperator",

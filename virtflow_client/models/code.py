@@ -17,6 +17,7 @@ class Code(StrEnum):
     NOT_FOUND = "not_found"
     NO_CAPACITY = "no_capacity"
     NO_MATCHING_HOST = "no_matching_host"
+    RANGE_TOO_LONG = "range_too_long"
     REQUEST_CONFLICT = "request_conflict"
     REQUEST_TIMEOUT = "request_timeout"
     SPARE_ENDED = "spare_ended"

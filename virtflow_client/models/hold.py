@@ -29,10 +29,12 @@ class Hold:
         Attributes:
             start (datetime.datetime | None | Unset):
             end (datetime.datetime | None | Unset):
+            window_start (datetime.datetime | None | Unset):
      """
 
     start: datetime.datetime | None | Unset = UNSET
     end: datetime.datetime | None | Unset = UNSET
+    window_start: datetime.datetime | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -56,6 +58,14 @@ class Hold:
         else:
             end = self.end
 
+        window_start: None | str | Unset
+        if isinstance(self.window_start, Unset):
+            window_start = UNSET
+        elif isinstance(self.window_start, datetime.datetime):
+            window_start = self.window_start.isoformat()
+        else:
+            window_start = self.window_start
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -65,6 +75,8 @@ class Hold:
             field_dict["start"] = start
         if end is not UNSET:
             field_dict["end"] = end
+        if window_start is not UNSET:
+            field_dict["window_start"] = window_start
 
         return field_dict
 
@@ -113,9 +125,30 @@ class Hold:
         end = _parse_end(d.pop("end", UNSET))
 
 
+        def _parse_window_start(data: object) -> datetime.datetime | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                window_start_type_0 = datetime.datetime.fromisoformat(data)
+
+
+
+                return window_start_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None | Unset, data)
+
+        window_start = _parse_window_start(d.pop("window_start", UNSET))
+
+
         hold = cls(
             start=start,
             end=end,
+            window_start=window_start,
         )
 
 
