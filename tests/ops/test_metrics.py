@@ -130,6 +130,10 @@ async def test_metrics_list_virtflow_series_after_a_spare_runs(
     assert series(metrics.WEBHOOK_DELIVERIES, 'result="delivered"', 'receiver="upgradectrl"')
     ledger = series(metrics.LEDGER_RESERVATIONS, f'inventory="{stack.inventory}"')
     assert ledger and ledger[0].endswith(" 0"), ledger  # the one reservation was freed
+    booked = series(metrics.LEDGER_BOOKINGS, f'inventory="{stack.inventory}"')
+    assert booked and booked[0].endswith(" 0"), booked  # an ordinary spare is no booking
+    for outcome in metrics.BOOKING_OUTCOMES:  # declared at the start: alerts see the first
+        assert series(metrics.BOOKINGS, f'outcome="{outcome}"', lab)[0].endswith(" 0")
     # The SDK's own series share the endpoint.
     assert series("temporal_workflow_completed", f'task_queue="{task_queue}"')
 
