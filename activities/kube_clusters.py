@@ -72,6 +72,9 @@ class _Built:
     config: KubeConfig
     fingerprint: object
     checked: float = field(default_factory=time.monotonic)
+    # The Secret was read again after the cluster refused these credentials, and was the
+    # same: a further refusal is final.
+    confirmed_after_refusal: bool = False
 
 
 def kube_config(kubeconfig: Path | None, service_account: Path = SERVICE_ACCOUNT_DIR) -> KubeConfig:
@@ -185,6 +188,8 @@ class ClusterClients:
             text = await self._read_secret(name, access.secret_namespace)
             fingerprint: object = hashlib.sha256(text.encode()).hexdigest()
             if built is not None and built.fingerprint == fingerprint:
+                if built.checked == float("-inf"):
+                    built.confirmed_after_refusal = True
                 built.checked = time.monotonic()
                 return built
             try:
@@ -205,11 +210,22 @@ class ClusterClients:
         self._built[name] = _Built(AsyncClient(config=config), config, fingerprint)
         return self._built[name]
 
-    def refused(self, cluster: str | None) -> None:
-        """The cluster refused the credentials: read the Secret again at the next use."""
-        built = self._built.get(self._name(cluster))
-        if built is not None:
-            built.checked = float("-inf")
+    def refused(self, cluster: str | None) -> bool:
+        """The cluster refused the credentials (401): whether the call is worth making again,
+        with the credentials as they are now. A file rewritten since the client was built: yes.
+        A Secret: read again at the next use, so yes, unless it was read again after an
+        earlier refusal and was the same (credentials that no longer work: a person's turn)."""
+        name = self._name(cluster)
+        built = self._built.get(name)
+        if built is None:
+            return True
+        access = self._clusters[name]
+        if access.secret_namespace is None:
+            return _file_fingerprint(access.kubeconfig) != built.fingerprint
+        if built.confirmed_after_refusal:
+            return False
+        built.checked = float("-inf")
+        return True
 
     async def _read_secret(self, cluster: str, namespace: str) -> str:
         if self._seed is None:

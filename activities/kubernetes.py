@@ -110,6 +110,15 @@ def _classified(ignore: frozenset[int] = frozenset()) -> Iterator[None]:
         raise
 
 
+def _rotated(cluster: str | None, refusal: ApplicationError) -> ApplicationError:
+    """A 401 to credentials that have changed since (or are being read again): retried."""
+    return ApplicationError(
+        f"{refusal.message}; cluster {cluster or ''}'s kubeconfig is read again and the call "
+        "retried with it",
+        type=Failure.KUBERNETES_CREDENTIALS_ROTATED,
+    )
+
+
 class _ReachabilityChanged(Exception):
     """A bounded probe ends early: the cluster's API stopped answering, or answered again,
     unlike what the spare's status says."""
@@ -214,8 +223,8 @@ class KubernetesActivities:
             self.clusters.unreachable(cluster, _transport_error(exc))
             raise
         except ApplicationError as exc:
-            if exc.type == Failure.KUBERNETES_UNAUTHORIZED:
-                self.clusters.refused(cluster)
+            if exc.type == Failure.KUBERNETES_UNAUTHORIZED and self.clusters.refused(cluster):
+                raise _rotated(cluster, exc) from exc
             raise
         self.clusters.reached(cluster)
 
@@ -276,7 +285,8 @@ class KubernetesActivities:
                     return
                 continue  # resync: re-list at once
             except httpx2.HTTPStatusError as exc:
-                if (permanent := _permanent(exc)) is not None:
+                rotated = _status_code(exc) == 401 and self.clusters.refused(cluster)
+                if not rotated and (permanent := _permanent(exc)) is not None:
                     raise permanent from exc
                 if _status_code(exc) == 410:
                     continue  # our version is too old: the re-list is the fix

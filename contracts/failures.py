@@ -46,6 +46,7 @@ class Failure(StrEnum):
     PROVISIONING_TRANSIENT = "ProvisioningTransient"
     INVENTORY_UNAVAILABLE = "InventoryUnavailable"
     KUBERNETES_UNAUTHORIZED = "KubernetesUnauthorized"
+    KUBERNETES_CREDENTIALS_ROTATED = "KubernetesCredentialsRotated"
     KUBERNETES_DECODE_ERROR = "KubernetesDecodeError"
     TOKEN_TAKEN = "TokenTaken"
     WEBHOOK_REJECTED = "WebhookRejected"
@@ -93,6 +94,9 @@ RETRY: dict[Failure, Retry] = {
     Failure.PROVISIONING_TRANSIENT: Retry(AGAIN, "the hypervisor may answer next time"),
     Failure.INVENTORY_UNAVAILABLE: Retry(AGAIN, "the inventory source may answer next time"),
     Failure.KUBERNETES_UNAUTHORIZED: Retry(NEVER, "a 4xx the caller cannot fix by asking again"),
+    Failure.KUBERNETES_CREDENTIALS_ROTATED: Retry(
+        AGAIN, "refused old credentials: the next call uses the kubeconfig as it is now"
+    ),
     Failure.KUBERNETES_DECODE_ERROR: Retry(NEVER, "the API server's answer will not parse again"),
     Failure.TOKEN_TAKEN: Retry(NEVER, "another spare holds the join token"),
     Failure.WEBHOOK_REJECTED: Retry(NEVER, "a receiver that refused the event (4xx) refuses it"),
