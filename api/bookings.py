@@ -9,9 +9,11 @@ Where the answer comes from, and why:
   booking that was just made or moved. One query per inventory, not one per booking: a
   thousand bookings cost as much as one.
 - **Temporal visibility** (the spares' search attributes, one list call per 100 bookings) adds
-  each booking's cluster and phase, which a ledger does not keep. A token scoped to some
-  clusters sees only their bookings: the list asks for those clusters alone, so a booking
-  visibility does not know yet is shown to unscoped callers only (without cluster and phase).
+  each booking's cluster, phase and workflow status, which a ledger does not keep. A token
+  scoped to some clusters sees only their bookings: the list asks for those clusters alone, so
+  a booking visibility does not know yet is shown to unscoped callers only (without cluster
+  and phase). Measured on the dev server with 300 bookings: the ledger query about 20 ms,
+  visibility about 200 ms (its rows, not the number of calls: one call for all costs as much).
 
 A ledger forgets a booking when its spare is released, so the answer is what is held now over
 `[from, to)`: windows that ended and were released are gone.
@@ -25,7 +27,7 @@ import re
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from importlib.resources import files
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import HTMLResponse
@@ -64,6 +66,10 @@ class BookedSpare(BaseModel):
     spare_id: str
     cluster: str | None = Field(description="Absent while visibility has not seen the spare")
     phase: str | None = Field(description="The spare's phase (VirtflowPhase)")
+    workflow_status: str | None = Field(
+        description="The spare's workflow: `running`, or how it ended while its ledger still "
+        "holds the room (`terminated`, ...: the reconciler or an operator frees it)"
+    )
     window_start: datetime | None = Field(
         description="When the spare is Ready (absent for a booking held before it was kept)"
     )
@@ -127,12 +133,21 @@ def booked_within(
     ]
 
 
+class Seen(NamedTuple):
+    """What visibility knows of a booked spare."""
+
+    cluster: str | None = None
+    phase: str | None = None
+    workflow_status: str | None = None
+
+
 async def spares_seen(
     client: Client, spare_ids: list[str], scope: frozenset[str] | None
-) -> dict[str, tuple[str | None, str | None]]:
-    """Cluster and phase by spare id, as visibility knows them (only `scope`'s clusters)."""
+) -> dict[str, Seen]:
+    """Cluster, phase and status by spare id, as visibility knows them (only `scope`'s
+    clusters)."""
     ids = [s for s in spare_ids if SAFE_ID.match(s)]
-    seen: dict[str, tuple[str | None, str | None]] = {}
+    seen: dict[str, Seen] = {}
     for first in range(0, len(ids), VISIBILITY_BATCH):
         batch = ids[first : first + VISIBILITY_BATCH]
         clauses = [
@@ -146,7 +161,12 @@ async def spares_seen(
                 " AND ".join(clauses), page_size=len(batch)
             ):
                 attributes = execution.typed_search_attributes
-                seen[execution.id] = (attributes.get(CLUSTER), attributes.get(PHASE))
+                status = execution.status
+                seen[execution.id] = Seen(
+                    attributes.get(CLUSTER),
+                    attributes.get(PHASE),
+                    status.name.lower() if status else "running",
+                )
     return seen
 
 
@@ -169,13 +189,14 @@ async def bookings_view(
         for r in reservations:
             if scope is not None and r.spare_id not in seen:
                 continue  # another cluster's, or one visibility cannot vouch for yet
-            cluster, phase = seen.get(r.spare_id, (None, None))
+            known = seen.get(r.spare_id, Seen())
             assert r.hold.start is not None and r.hold.end is not None
             by_host.setdefault((inventory, r.host), []).append(
                 BookedSpare(
                     spare_id=r.spare_id,
-                    cluster=cluster,
-                    phase=phase,
+                    cluster=known.cluster,
+                    phase=known.phase,
+                    workflow_status=known.workflow_status,
                     window_start=r.hold.window_start,
                     window_end=r.hold.end,
                     lead_start=r.hold.start,

@@ -22,6 +22,14 @@ def _when(moment: object) -> str:
     return f"{moment:%Y-%m-%d %H:%M:%SZ}" if isinstance(moment, datetime) else "-"
 
 
+def _phase(phase: object, status: object) -> str:
+    shown = phase if isinstance(phase, str) else "-"
+    # A spare that ended while its ledger still holds the room says so.
+    if not isinstance(status, str) or status == "running":
+        return shown
+    return f"{shown} ({status})"
+
+
 def bookings(
     start: Annotated[
         str | None, typer.Option("--from", help="From (RFC 3339 with an offset); default now")
@@ -64,7 +72,7 @@ def bookings(
                 table.add_row(
                     b.spare_id,
                     b.cluster if isinstance(b.cluster, str) else "-",
-                    b.phase if isinstance(b.phase, str) else "-",
+                    _phase(b.phase, b.workflow_status),
                     _when(b.lead_start),
                     _when(b.window_start),
                     _when(b.window_end),

@@ -117,8 +117,17 @@ async def test_each_host_shows_its_bookings_and_a_scoped_token_only_its_clusters
     )
     assert {mine, theirs} <= set(by_spare(within.json())), within.text
 
-    for spare_id in (mine, theirs):
-        await live.stack.client.get_workflow_handle(spare_id).terminate("test over")
+    # A spare that ended without giving its room back (terminated): the ledger still holds
+    # the room, and the view says whose workflow ended.
+    assert booking["workflow_status"] == "running"
+    await live.stack.client.get_workflow_handle(theirs).terminate("gone without a release")
+
+    async def ended() -> None:
+        answer = await live.api.get("/v1/bookings", headers=bearer("op-all-61c0f2aa"))
+        assert by_spare(answer.json())[theirs][1]["workflow_status"] == "terminated"
+
+    await assert_eventually(ended, timeout=30)
+    await live.stack.client.get_workflow_handle(mine).terminate("test over")
 
 
 async def test_bad_times_are_422_naming_the_parameter(api: httpx.AsyncClient) -> None:

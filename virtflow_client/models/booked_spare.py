@@ -28,6 +28,8 @@ class BookedSpare:
             spare_id (str):
             cluster (None | str): Absent while visibility has not seen the spare
             phase (None | str): The spare's phase (VirtflowPhase)
+            workflow_status (None | str): The spare's workflow: `running`, or how it ended while its ledger still holds the
+                room (`terminated`, ...: the reconciler or an operator frees it)
             window_start (datetime.datetime | None): When the spare is Ready (absent for a booking held before it was kept)
             window_end (datetime.datetime):
             lead_start (datetime.datetime): When its spare is made; its room is held from then
@@ -36,6 +38,7 @@ class BookedSpare:
     spare_id: str
     cluster: None | str
     phase: None | str
+    workflow_status: None | str
     window_start: datetime.datetime | None
     window_end: datetime.datetime
     lead_start: datetime.datetime
@@ -54,6 +57,9 @@ class BookedSpare:
         phase: None | str
         phase = self.phase
 
+        workflow_status: None | str
+        workflow_status = self.workflow_status
+
         window_start: None | str
         if isinstance(self.window_start, datetime.datetime):
             window_start = self.window_start.isoformat()
@@ -71,6 +77,7 @@ class BookedSpare:
             "spare_id": spare_id,
             "cluster": cluster,
             "phase": phase,
+            "workflow_status": workflow_status,
             "window_start": window_start,
             "window_end": window_end,
             "lead_start": lead_start,
@@ -99,6 +106,14 @@ class BookedSpare:
             return cast(None | str, data)
 
         phase = _parse_phase(d.pop("phase"))
+
+
+        def _parse_workflow_status(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        workflow_status = _parse_workflow_status(d.pop("workflow_status"))
 
 
         def _parse_window_start(data: object) -> datetime.datetime | None:
@@ -133,6 +148,7 @@ class BookedSpare:
             spare_id=spare_id,
             cluster=cluster,
             phase=phase,
+            workflow_status=workflow_status,
             window_start=window_start,
             window_end=window_end,
             lead_start=lead_start,
