@@ -169,9 +169,11 @@ async def test_clusters_lists_the_registered_cluster(live: LiveStack, env: dict[
         True,
         live.stack.lab.kube_url,
     )
+    assert (lab["spares_in_use"], lab.get("max_spares")) == (0, None)
     table = await virtflow(["clusters"], env)
     assert table.exit_code == 0, table.output
     assert "lab" in table.stdout and "yes" in table.stdout
+    assert "spares" in table.stdout and "budget" in table.stdout
 
 
 async def test_window_moves_a_bookings_end_and_names_what_is_in_the_way(
