@@ -223,6 +223,7 @@ SANDBOX_PASSTHROUGH = (
     "workflows.held_spare",
     "workflows.hold",
     "workflows.ledger_calls",
+    "workflows.lookups",
     "workflows.notifier",
     "workflows.progress",
     "workflows.readiness",

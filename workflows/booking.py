@@ -9,6 +9,7 @@ Plain deterministic code with no module state: passed through the sandbox (worke
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta
 
 from temporalio import workflow
@@ -44,6 +45,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.vm import VmFacts
     from webhooks.events import BookingWindow, EventType, HostMove
 
+from .held_spare import HeldSpare
 from .ledger_calls import reserve
 from .notifier import Notifier
 from .progress import Progress
@@ -51,6 +53,9 @@ from .step_failure import StepFailed
 
 # The lead is one query of the ledger: a few tries, then the configured default is no worse.
 LEAD_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10))
+
+# Where a booking holds its room and its window can still move.
+WINDOWED = (Phase.BOOKED, Phase.CREATING_VM, Phase.WAITING_READY, Phase.READY)
 
 
 class Booking:
@@ -69,6 +74,8 @@ class Booking:
         # The ledger's word that the booked host can no longer hold the booking.
         self._unfit: HostUnfit | None = None
         self._waiting = False
+        # One change of the window at a time: each asks the ledger, which may wait.
+        self._changing = asyncio.Lock()
 
     def host_unfit(self, unfit: HostUnfit) -> None:
         """The ledger's signal; heard only while the booking waits for its lead start."""
@@ -170,11 +177,29 @@ class Booking:
         )
         return moved
 
+    def refuse_change(self, end: datetime, phase: Phase, holding: bool) -> None:
+        """The change_window Update's validator: a ValueError saying why `end` is refused."""
+        if not holding or phase not in WINDOWED:
+            raise ValueError(
+                f"a window can be changed while the spare is booked or held (it is {phase.value})"
+            )
+        if end <= workflow.now():
+            raise ValueError(f"end {end.isoformat()} is not in the future")
+        if end <= self.window.start:
+            raise ValueError(
+                f"end {end.isoformat()} is not after the window's start "
+                f"{self.window.start.isoformat()}"
+            )
+
     async def change_end(self, end: datetime) -> tuple[WindowChangeResult, Reservation | None]:
         """Ask the ledger to hold the room until `end`: it decides under its lock whether the
         host keeps room for a longer window. Changed, the window ends then (the hold's timer
         and `spare.window_ending` follow it); refused, nothing changes. Answers the change and
         the reservation as the ledger holds it now."""
+        async with self._changing:
+            return await self._change_end(end)
+
+    async def _change_end(self, end: datetime) -> tuple[WindowChangeResult, Reservation | None]:
         try:
             answer: ChangeHoldResult = await workflow.execute_activity_method(
                 LedgerActivities.change_hold,
@@ -236,6 +261,14 @@ class Booking:
     def ends(self) -> tuple[datetime, str]:
         """When the hold ends, and the release's reason then (asked anew: the end may move)."""
         return self.window.end, f"its window ended at {self.window.end.isoformat()}"
+
+    async def held_to_the_end(self, held: HeldSpare, vm: VmFacts) -> str:
+        """The hold (why it ended), with `spare.window_ending` told beside it."""
+        ending = asyncio.ensure_future(self.tell_window_ending(self.notifier, vm))
+        try:
+            return await held.hold()
+        finally:
+            ending.cancel()
 
     async def tell_window_ending(self, notifier: Notifier, vm: VmFacts) -> None:
         """`spare.window_ending` once the end is `window_ending_seconds` away (at once when

@@ -7,24 +7,19 @@ On failure or cancellation after any step the work done so far is undone in reve
 for its window, sleeps until its lead start, and is held until its window ends.
 
 The lifecycle is this module; its collaborators each carry one concern: `Progress` (status,
-search attributes, details), `Notifier` (the events), `WarmClaim` (taking a warm spare
-instead of making one), `CapacityRequest` (room from the ledger, waited for if need be),
-`create_vm`, `Booking` (a window's lead and end), `HeldSpare` (the hold), `spare_release`
-(the release child).
+search attributes, details), `look_up_configuration` (receivers and warm pools), `Notifier`
+(the events), `WarmClaim` (taking a warm spare instead of making one), `CapacityRequest`
+(room from the ledger, waited for if need be), `create_vm`, `Booking` (a window's lead, its
+changes and its end), `HeldSpare` (the hold), `spare_release` (the release child and how it
+ended).
 """
 
 from __future__ import annotations
-
-import asyncio
 
 from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.exceptions import (
     ApplicationError,
-    ChildWorkflowError,
-)
-from temporalio.exceptions import (
-    TimeoutError as TemporalTimeout,
 )
 
 with workflow.unsafe.imports_passed_through():
@@ -39,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.common import ANY_POOL, CLUSTER, POOL
     from contracts.failures import Failure
     from contracts.ledger import CAPACITY_GRANTED_SIGNAL, Reservation
-    from contracts.release import RELEASE_STEP_SIGNAL, ReleaseResult
+    from contracts.release import RELEASE_STEP_SIGNAL
     from contracts.spare import (
         MEMO_REQUEST_HASH,
         PREPARE_SPARE,
@@ -63,20 +58,17 @@ with workflow.unsafe.imports_passed_through():
 from . import step_failure
 from .booking import Booking, tell_ready_time
 from .capacity import CapacityRequest
-from .event_shapes import drain_info, released_detail, topology_info
+from .event_shapes import released_detail, topology_info
 from .held_spare import HeldSpare, tell_replaced
 from .ledger_calls import free_reservation
+from .lookups import look_up_configuration
 from .notifier import Notifier
 from .progress import Progress
 from .readiness import wait_ready
 from .spare_ids import refuse_a_used_id
-from .spare_release import release_to_the_end, spare_release
-from .step_failure import StepFailed
+from .spare_release import ReleaseOutcome, release_outcome, spare_release
 from .vm_create import create_vm
 from .warm_claim import WarmClaim, become_warm, report_to_pool
-
-# Where a booking holds its room and its window can still move.
-WINDOWED = (Phase.BOOKED, Phase.CREATING_VM, Phase.WAITING_READY, Phase.READY)
 
 
 @workflow.defn(name=PREPARE_SPARE, failure_exception_types=[ValidationError])
@@ -97,8 +89,6 @@ class PrepareSpare:
         self._booking: Booking | None = None
         # Set as the run ends: a `room_answer` still waiting is answered `ended`.
         self._over = False
-        # One change of a booking's window at a time: each asks the ledger, which may wait.
-        self._window_lock = asyncio.Lock()
 
     # --- messages -------------------------------------------------------------------------
 
@@ -153,32 +143,20 @@ class PrepareSpare:
 
     @workflow.update(name=CHANGE_WINDOW_UPDATE)
     async def change_window(self, change: WindowChange) -> WindowChangeResult:
-        """A booking's window ends at `change.end` instead, if the ledger (under its lock)
-        finds the room free until then; the hold and `spare.window_ending` follow it."""
-        booking = self._booking
-        assert booking is not None  # the validator refused anything else
-        async with self._window_lock:
-            result, reservation = await booking.change_end(change.end)
-            if result.status == "changed" and reservation is not None:
-                self._reservation = reservation
-            return result
+        """A booking's window ends at `change.end` instead, if its ledger has the room."""
+        assert self._booking is not None  # the validator refused anything else
+        result, reservation = await self._booking.change_end(change.end)
+        if result.status == "changed" and reservation is not None:
+            self._reservation = reservation
+        return result
 
     @change_window.validator
     def validate_change_window(self, change: WindowChange) -> None:
-        phase = self._status.phase if self._status else Phase.VALIDATING
         if self._booking is None:
             raise ValueError("the spare is not a booking: it has no window to change")
-        if self._reservation is None or self._release is not None or phase not in WINDOWED:
-            raise ValueError(
-                f"a window can be changed while the spare is booked or held (it is {phase.value})"
-            )
-        if change.end <= workflow.now():
-            raise ValueError(f"end {change.end.isoformat()} is not in the future")
-        if change.end <= self._booking.window.start:
-            raise ValueError(
-                f"end {change.end.isoformat()} is not after the window's start "
-                f"{self._booking.window.start.isoformat()}"
-            )
+        phase = self._status.phase if self._status else Phase.VALIDATING
+        holding = self._reservation is not None and self._release is None
+        self._booking.refuse_change(change.end, phase, holding)
 
     @workflow.update(name=ROOM_ANSWER_UPDATE)
     async def room_answer(self) -> RoomAnswer:
@@ -292,7 +270,7 @@ class PrepareSpare:
     async def _prepare_and_hold(self, spare_id: str, req: SpareRequest) -> tuple[VmFacts, str]:
         """Everything compensation may have to undo: from the configuration to the hold's end.
         Answers the VM and why the hold ended."""
-        pools = await self._look_up_configuration(req)
+        pools = await look_up_configuration(req, self._progress, self._notifier, self._warm)
         self._progress.count_for(req.cluster)  # registered: its metrics may name it
         # A warm pool never serves a booking: its room is held for its window already.
         claim = await self._warm.claim(pools) if self._booking is None else None
@@ -369,37 +347,22 @@ class PrepareSpare:
         assert self._reservation is not None
         self._progress.enter(Phase.RELEASING, reason)
         self._notifier.send(EventType.RELEASE_STARTED, host=vm.host, vm=vm, reason=reason)
-        try:
-            released = await self._run_release(spare_id, req, self._reservation.host, reason)
-        except ChildWorkflowError as err:
+        outcome = await self._run_release(spare_id, req, self._reservation.host, reason)
+        if outcome.released is None:
             # Policy fail (the Node stays cordoned), or a VM the hypervisor would not destroy:
             # the VM stays (and its reservation), for a person or the orphan sweep. The spare
             # ends failed with the reason, never stays `releasing`.
-            blocked = step_failure.drain_blocked(err)
-            status.drain = blocked
-            status.error = step_failure.reason(err)
-            self._progress.enter(Phase.FAILED, status.error)
+            status.drain, status.error = outcome.blocked, outcome.error
+            self._progress.enter(Phase.FAILED, outcome.error)
             self._notifier.send(
-                EventType.FAILED,
-                host=vm.host,
-                vm=vm,
-                reason=status.error,
-                drain=drain_info(blocked) if blocked is not None else None,
+                EventType.FAILED, host=vm.host, vm=vm, reason=outcome.error, drain=outcome.drain
             )
             await self._notifier.drain()
-            raise ApplicationError(
-                status.error,
-                type=Failure.DRAIN_BLOCKED if blocked is not None else step_failure.kind(err),
-                non_retryable=True,
-            ) from None
-        status.drain = released.drain
-        self._progress.enter(Phase.RELEASED, released_detail(released))
+            raise ApplicationError(outcome.error, type=outcome.failure, non_retryable=True)
+        status.drain = outcome.released.drain
+        self._progress.enter(Phase.RELEASED, released_detail(outcome.released))
         self._notifier.send(
-            EventType.RELEASED,
-            host=vm.host,
-            vm=vm,
-            reason=reason,
-            drain=drain_info(released.drain, released.left_cordoned) if released.drain else None,
+            EventType.RELEASED, host=vm.host, vm=vm, reason=reason, drain=outcome.drain
         )
         await self._notifier.drain()
         return SpareResult(
@@ -407,32 +370,6 @@ class PrepareSpare:
         )
 
     # --- the steps ----------------------------------------------------------------------------
-
-    async def _look_up_configuration(self, req: SpareRequest) -> list[str]:
-        """The receivers' plan and the warm pools that could serve the request: two lookups in
-        the worker's configuration (local activities), asked at once so the worker answers
-        both in one round instead of one after the other. Both are answered within this
-        workflow task, so the search attributes wait for them: what they say before, nobody
-        could see."""
-        with self._progress.answered_within_task():
-            # Both are awaited even when one fails: a lookup still running when the workflow
-            # fails would complete after the failure, a command sequence the server refuses.
-            plan, pools = await asyncio.gather(
-                self._plan_notifications(req), self._warm.candidates(), return_exceptions=True
-            )
-        for outcome in (plan, pools):
-            if isinstance(outcome, BaseException):
-                raise outcome
-        assert isinstance(pools, list)
-        return pools
-
-    async def _plan_notifications(self, req: SpareRequest) -> None:
-        try:
-            await self._notifier.plan(
-                req.receivers, req.timeouts.call, req.cluster, req.inventory, req.pool
-            )
-        except (ApplicationError, TemporalTimeout) as err:
-            raise StepFailed(step_failure.reason(err), step_failure.kind(err)) from None
 
     async def _hold(self, req: SpareRequest) -> str:
         if self._release is not None:
@@ -448,15 +385,11 @@ class PrepareSpare:
         )
         if self._booking is None or self._vm is None:
             return await self._held.hold()
-        ending = asyncio.ensure_future(self._booking.tell_window_ending(self._notifier, self._vm))
-        try:
-            return await self._held.hold()
-        finally:
-            ending.cancel()
+        return await self._booking.held_to_the_end(self._held, self._vm)
 
     async def _run_release(
         self, spare_id: str, req: SpareRequest, host: str | None, reason: str
-    ) -> ReleaseResult:
+    ) -> ReleaseOutcome:
         try:
             release = spare_release(
                 spare_id,
@@ -467,7 +400,7 @@ class PrepareSpare:
                 vm_name=self._warm.vm_name(),
                 vmid=self._progress.status.vmid,
             )
-            return await release_to_the_end(release)
+            return await release_outcome(release)
         finally:
             # The release's cordon ended the held spare's watch: wait for its activity to be
             # done, so it neither outlives the spare nor completes against a closed one.
@@ -488,21 +421,15 @@ class PrepareSpare:
         attempted = self._vm_attempted or self._warm.claimed is not None
         if attempted and reservation is not None:
             # ReleaseSpare frees the reservation as its last step.
-            try:
-                released = await self._run_release(
-                    spare_id, req, reservation.host, f"compensating: {reason}"
-                )
-                if released.drain is not None:
-                    drain = drain_info(released.drain, released.left_cordoned)
-            except ChildWorkflowError as err:
+            outcome = await self._run_release(
+                spare_id, req, reservation.host, f"compensating: {reason}"
+            )
+            drain = outcome.drain
+            if outcome.released is None:
                 # A blocked drain, or a VM the hypervisor would not destroy: the spare still
                 # ends (failed), saying so; what stays is for a person or the orphan sweep.
-                blocked = step_failure.drain_blocked(err)
-                if blocked is not None:
-                    status.drain = blocked
-                    drain = drain_info(blocked)
-                reason = f"{reason}; {step_failure.reason(err)}"
-                status.error = reason
+                status.drain = outcome.blocked or status.drain
+                reason = status.error = f"{reason}; {outcome.error}"
         else:
             await free_reservation(spare_id, req.inventory, req.timeouts)
         self._progress.enter(final, reason)

@@ -17,9 +17,12 @@ import asyncio
 from typing import Any, NamedTuple
 
 from temporalio import workflow
+from temporalio.exceptions import ChildWorkflowError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
+    from contracts.drain import DrainNodeResult
+    from contracts.failures import Failure
     from contracts.release import (
         RELEASE_SPARE,
         ReleaseInput,
@@ -27,6 +30,10 @@ with workflow.unsafe.imports_passed_through():
         release_workflow_id,
     )
     from contracts.spare import SpareRequest
+    from webhooks.events import DrainInfo
+
+from . import step_failure
+from .event_shapes import drain_info
 
 
 class SpareRelease(NamedTuple):
@@ -110,3 +117,30 @@ async def release_to_the_end(release: SpareRelease) -> ReleaseResult:
             "cancel requested while releasing %s: finishing the release", release.input.spare_id
         )
         return await (await starting)
+
+
+class ReleaseOutcome(NamedTuple):
+    """How a spare's own release ended: `released`, or stopped with the reason (a drain its
+    policy blocked, or a VM the hypervisor would not destroy) and the failure type."""
+
+    released: ReleaseResult | None
+    error: str = ""
+    failure: str = ""
+    blocked: DrainNodeResult | None = None
+
+    @property
+    def drain(self) -> DrainInfo | None:
+        """The drain, as the spare's events tell it."""
+        if self.released is not None and self.released.drain is not None:
+            return drain_info(self.released.drain, self.released.left_cordoned)
+        return drain_info(self.blocked) if self.blocked is not None else None
+
+
+async def release_outcome(release: SpareRelease) -> ReleaseOutcome:
+    """Run a spare's own release to its end (release_to_the_end) and say how it ended."""
+    try:
+        return ReleaseOutcome(await release_to_the_end(release))
+    except ChildWorkflowError as err:
+        blocked = step_failure.drain_blocked(err)
+        failure = Failure.DRAIN_BLOCKED if blocked is not None else step_failure.kind(err)
+        return ReleaseOutcome(None, step_failure.reason(err), failure, blocked)
