@@ -48,7 +48,8 @@ from .temporal_calls import temporal_errors
 
 # RFC 3339's date-time: a date, a time and an offset (Z or +hh:mm), nothing looser.
 RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$")
-# Beyond the booking horizon, a window may last this long: every booking that can exist.
+# The default span from now: every booking starts within the horizon, so this meets each one
+# and shows a month-long window whole. Also the longest span, which bounds the answer's work.
 LONGEST_WINDOW = timedelta(days=31)
 # Spare ids go into the visibility query quoted; only these characters, so none can change it.
 SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,255}$")
