@@ -8,6 +8,7 @@ decision do.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -217,13 +218,7 @@ class PlacementActivities:
             self._policy,
         )
         answer = room_to_extend(base, own, inp.reservations, inp.end, inp.now)
-        return RoomToExtendResult(
-            fits=answer.fits,
-            summary=answer.summary,
-            held_by=answer.held_by,
-            free_until=answer.free_until,
-            free_again_at=answer.free_again_at,
-        )
+        return RoomToExtendResult(**asdict(answer))
 
 
 def _held_by(

@@ -242,20 +242,10 @@ class FreeResult(BaseModel):
     freed: bool
 
 
-class ChangeHoldInput(BaseModel):
+class ChangeHoldInput(FreeInput):
     """A spare's reservation to hold until `end` instead (a booking's changed window)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    inventory: str
-    task_queue: str
-    spare_id: str
     end: datetime
-    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
-
-    @property
-    def ledger_id(self) -> str:
-        return ledger_workflow_id(self.inventory)
 
 
 class ChangeHoldResult(BaseModel):

@@ -14,29 +14,8 @@ from datetime import datetime
 
 from .engine import place
 from .models import PlacementInput, VmRequest
-from .names import (
-    ANTI_AFFINITY,
-    DEDICATED,
-    NEAR,
-    NODE_AFFINITY,
-    NODE_NAME,
-    POD_TOPOLOGY_SPREAD,
-    POOL,
-    TAINT_TOLERATION,
-)
+from .names import REQUEST_FILTERS
 from .reservations import Reservation, apply_reservations
-
-# The filters that judge the request's own constraints, not the host's state.
-REQUEST_FILTERS = (
-    NODE_NAME,
-    POOL,
-    DEDICATED,
-    TAINT_TOLERATION,
-    NODE_AFFINITY,
-    ANTI_AFFINITY,
-    POD_TOPOLOGY_SPREAD,
-    NEAR,
-)
 
 
 def why_unfit(

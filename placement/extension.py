@@ -19,31 +19,11 @@ from .decision import Decision
 from .engine import place
 from .holds import Hold
 from .models import PlacementInput, VmRequest
-from .names import (
-    ANTI_AFFINITY,
-    DEDICATED,
-    NEAR,
-    NODE_AFFINITY,
-    NODE_NAME,
-    NODE_UNSCHEDULABLE,
-    POD_TOPOLOGY_SPREAD,
-    POOL,
-    TAINT_TOLERATION,
-)
+from .names import NODE_UNSCHEDULABLE, REQUEST_FILTERS
 from .reservations import Reservation, apply_reservations, holding_over
 
 # What a VM already on its host has passed; the rest judges room.
-NOT_ROOM = (
-    NODE_UNSCHEDULABLE,
-    NODE_NAME,
-    POOL,
-    DEDICATED,
-    TAINT_TOLERATION,
-    NODE_AFFINITY,
-    ANTI_AFFINITY,
-    POD_TOPOLOGY_SPREAD,
-    NEAR,
-)
+NOT_ROOM = (NODE_UNSCHEDULABLE, *REQUEST_FILTERS)
 # The room at an instant is judged over this short interval from it.
 INSTANT = timedelta(seconds=1)
 HELD_BY_SHOWN = 10

@@ -65,3 +65,16 @@ DEFAULT_PLUGIN_WEIGHTS: Final[dict[str, int]] = {
     POD_TOPOLOGY_SPREAD: 2,
     NEAR: 2,
 }
+
+# The filters that judge a request's own constraints, not its host's state: what a VM placed
+# already has passed, and what is not kept with its reservation (booked_hosts, extension).
+REQUEST_FILTERS: Final = (
+    NODE_NAME,
+    POOL,
+    DEDICATED,
+    TAINT_TOLERATION,
+    NODE_AFFINITY,
+    ANTI_AFFINITY,
+    POD_TOPOLOGY_SPREAD,
+    NEAR,
+)
