@@ -215,17 +215,16 @@ class Booking:
                 retry_policy=LEDGER_RETRY,
             )
         except ActivityError as err:
-            # The ledger did not answer in time: nothing changed, the caller may ask again.
+            # The ledger did not answer in time: nothing changed, the caller may ask again
+            # (an Update's failure fails the Update only, never the spare).
             raise ApplicationError(
                 f"the window could not be changed: {err.cause or err}",
                 type=Failure.LEDGER_INCONSISTENT,
-                non_retryable=True,
             ) from None
         if answer.status == "not_held":
             raise ApplicationError(
                 answer.reason or "the ledger holds no room for this spare",
                 type=Failure.LEDGER_INCONSISTENT,
-                non_retryable=True,
             )
         if answer.status == "no_capacity":
             return (
