@@ -26,16 +26,19 @@ from contracts.placement import (
     RoomToExtendInput,
     RoomToExtendResult,
 )
-from hypervisors.inventory import InventorySource, source_named
+from hypervisors.inventory import InventorySource, read_if_changed, source_named
 from placement.booked_hosts import why_unfit
+from placement.decision import Decision
 from placement.engine import place
 from placement.extension import room_to_extend
-from placement.fit import empty_inventory_decision, empty_inventory_table
+from placement.fit import empty_inventory_decision
 from placement.holds import Hold
 from placement.models import PlacementInput, Policy, VmRequest
 from placement.names import NEAR_UNKNOWN, NOT_NEAR
 from placement.reservations import apply_reservations, holding_over
 from placement.table import HostTable
+
+from .prepared_inventory import PreparedInventory
 
 TOP_CANDIDATES = 5
 # A refusal names at most this many of the reservations that hold the room it wanted.
@@ -75,12 +78,21 @@ def _as_json(value: BaseModel | Mapping[str, Any]) -> Any:
     return value.model_dump(mode="json") if isinstance(value, BaseModel) else dict(value)
 
 
-def decide(snapshot: PlacementInput, empty_table: HostTable | None = None) -> PlaceVmResult:
+def decide(
+    snapshot: PlacementInput,
+    empty_table: HostTable | None = None,
+    prepared: PreparedInventory | None = None,
+) -> PlaceVmResult:
     """The ledger's answer for a snapshot that already counts the pending reservations
     (reserved VMs count as existing ones: `near` may name a spare the inventory does not show
     yet, and a group's spread counts its reserved members). `empty_table`: the emptied
-    inventory's table, when the caller decides several requests over one inventory read."""
-    probe = empty_inventory_decision(snapshot, table=empty_table)
+    inventory's table, when the caller decides several requests over one inventory read;
+    `prepared`: the inventory read the snapshot was made from, with its tables and engines."""
+    if prepared is not None:
+        empty_table = prepared.empty_table
+    probe = empty_inventory_decision(
+        snapshot, table=empty_table, engine=prepared.empty_engine if prepared else None
+    )
     if probe.error == NEAR_UNKNOWN:
         # Not a matter of room: no host is near something unknown, now or later.
         return PlaceVmResult(
@@ -95,7 +107,7 @@ def decide(snapshot: PlacementInput, empty_table: HostTable | None = None) -> Pl
         if NOT_NEAR in probe.reason_counts:
             summary = f"no host in the domain `near` wants could ever hold it ({probe.summary})"
         return PlaceVmResult(host=None, error="never_fits", never_fits=True, summary=summary)
-    decision = place(snapshot)
+    decision = _placed(snapshot, prepared)
     return PlaceVmResult(
         host=decision.host,
         vmid=decision.vmid,
@@ -104,6 +116,18 @@ def decide(snapshot: PlacementInput, empty_table: HostTable | None = None) -> Pl
         reason_counts=decision.reason_counts,
         top_scores=decision.top_scores(TOP_CANDIDATES),
         topology=decision.topology,
+    )
+
+
+def _placed(snapshot: PlacementInput, prepared: PreparedInventory | None) -> Decision:
+    if prepared is None:
+        return place(snapshot)
+    return prepared.engine.decide(
+        prepared.table_of(snapshot),
+        snapshot.request,
+        snapshot.existing_vms,
+        snapshot.used_vmids,
+        snapshot.next_vmid,
     )
 
 
@@ -118,9 +142,25 @@ class PlacementActivities:
         self._inventories = inventories
         self._policy = policy
         self._booking_check_seconds = booking_check_seconds
+        # Per inventory, its latest read made ready for placement (sources with a version).
+        self._prepared: dict[str, PreparedInventory] = {}
 
     async def document(self, inventory: str) -> dict[str, Any]:
         return await source_named(self._inventories, inventory).load()
+
+    async def prepared(self, inventory: str, request: VmRequest) -> PreparedInventory:
+        """The inventory read now, validated and tabled unless its content is the one kept."""
+        kept = self._prepared.get(inventory)
+        source = source_named(self._inventories, inventory)
+        read = await read_if_changed(source, kept.version if kept else None)
+        if read is None:
+            assert kept is not None  # only a version given can be answered "unchanged"
+            return kept
+        bare = placement_input(read.document, request, (), self._policy)
+        prepared = PreparedInventory.of(bare, read.version)
+        if read.version is not None:
+            self._prepared[inventory] = prepared
+        return prepared
 
     async def snapshot(
         self, inventory: str, request: VmRequest, reservations: Sequence[Reservation] = ()
@@ -148,13 +188,13 @@ class PlacementActivities:
                 type=Failure.PLACEMENT_INPUT_INVALID,
                 non_retryable=True,
             )
-        document = await self.document(inp.inventory)
-        bare = placement_input(document, inp.requests[0], (), self._policy)
-        # Keyed by this inventory read: the reservations of the batch change what is allocated
-        # only, which the emptied inventory ("could it ever fit?") does not look at.
-        empty_table = empty_inventory_table(bare.hosts)
+        prepared = await self.prepared(inp.inventory, inp.requests[0])
+        bare = prepared.bare
         # Without holds every reservation counts whenever it holds: applied once for the batch.
-        base = bare if inp.holds else apply_reservations(bare, inp.reservations)
+        positions = prepared.positions
+        base = bare
+        if not inp.holds:
+            base = apply_reservations(bare, inp.reservations, positions=positions)
         # Each decision counts the ones placed before it in this batch.
         placed: list[Reservation] = []
         decisions = []
@@ -162,9 +202,11 @@ class PlacementActivities:
             hold = inp.hold_of(k)
             counted = [*inp.reservations, *placed] if hold is not None else placed
             snapshot = apply_reservations(
-                base.model_copy(update={"request": request}), counted, hold, inp.now
+                base.model_copy(update={"request": request}), counted, hold, inp.now, positions
             )
-            decision = decide(snapshot, empty_table)
+            # The emptied table is this inventory read's: the reservations change what is
+            # allocated only, which the emptied inventory does not look at.
+            decision = decide(snapshot, prepared=prepared)
             if decision.host is not None:
                 placed.append(
                     Reservation.of(
@@ -177,7 +219,7 @@ class PlacementActivities:
                     )
                 )
             elif hold is not None:
-                decision.held_by = _held_by(snapshot, decision, counted, hold, inp.now)
+                decision.held_by = _held_by(snapshot, decision, counted, hold, inp.now, prepared)
             # The ledger reads the host, vmid and summary; the per-host scores of hundreds of
             # decisions would only swell its history (the explain endpoint has them).
             decisions.append(decision.model_copy(update={"top_scores": {}}))
@@ -227,12 +269,13 @@ def _held_by(
     reservations: Sequence[Reservation],
     hold: Hold,
     now: datetime | None,
+    prepared: PreparedInventory | None = None,
 ) -> list[str]:
     """The reservations in the way: those holding room within `hold` on hosts the request was
     refused for want of room (in the order they were made)."""
     if not ROOM_REASONS & decision.reason_counts.keys():
         return []
-    rejected = place(snapshot).rejected
+    rejected = _placed(snapshot, prepared).rejected
     refused = {host for host, why in rejected.items() if why.split(":")[0] in ROOM_REASONS}
     names = [r.spare_id for r in holding_over(reservations, hold, now) if r.host in refused]
     return names[:HELD_BY_SHOWN]

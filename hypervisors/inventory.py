@@ -10,8 +10,12 @@ bytes); an HTTP failure is a retryable `InventoryUnavailable` (the source may co
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
+import os
+import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,12 +29,40 @@ from . import hypervisors
 from .site import inventory_invalid
 
 HTTP_TIMEOUT_SECONDS = 30.0
+# A file's status (size, times, inode) names its bytes only once every write that could share
+# its timestamps is past (file times tick coarsely): until then its bytes are read and hashed.
+SETTLED_SECONDS = 2.0
 
 
 class InventorySource(Protocol):
     """Reads one snapshot of an inventory, fresh on every call."""
 
     async def load(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class InventoryRead:
+    """One read of an inventory: the document and the version of the bytes it was parsed
+    from (equal versions, equal documents), or no version when the source cannot tell."""
+
+    document: dict[str, Any]
+    version: str | None = None
+
+
+def content_version(body: bytes) -> str:
+    """The version of an inventory's bytes: a digest of the content itself, so a change is
+    seen whatever the clock or the file's size say (about 2 ms for a few MB)."""
+    return hashlib.sha256(body).hexdigest()
+
+
+async def read_if_changed(source: InventorySource, version: str | None) -> InventoryRead | None:
+    """The source's document and version, or None when its content is still at `version`
+    (nothing parsed). A source that cannot tell a version is loaded every time."""
+    conditional = getattr(source, "read_if_changed", None)
+    if conditional is not None:
+        read: InventoryRead | None = await conditional(version)
+        return read
+    return InventoryRead(await source.load())
 
 
 def unknown_inventory(name: str, configured: Iterable[str]) -> str:
@@ -64,19 +96,44 @@ class FileInventory:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        # (version, status) of the last read whose status had settled: the same status again
+        # means the same bytes, and nothing is read.
+        self._settled: tuple[str, tuple[int, ...]] | None = None
 
     async def load(self) -> dict[str, Any]:
+        read = await self.read_if_changed(None)
+        assert read is not None  # no version given: always read
+        return read.document
+
+    async def read_if_changed(self, version: str | None) -> InventoryRead | None:
+        """The file parsed, unless its bytes are still those of `version`."""
         try:
-            text = await asyncio.to_thread(self.path.read_text)
+            body, read = await asyncio.to_thread(self._bytes_unless, version)
         except FileNotFoundError:
             raise inventory_invalid(str(self.path), "file not found") from None
         except OSError as err:
             raise inventory_invalid(str(self.path), f"cannot read: {err.strerror or err}") from err
+        if body is None:
+            return None
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as err:
+            data = yaml.safe_load(body.decode())
+        except (yaml.YAMLError, UnicodeDecodeError) as err:
             raise inventory_invalid(str(self.path), f"not valid YAML or JSON: {err}") from err
-        return check_document(str(self.path), data)
+        return InventoryRead(check_document(str(self.path), data), read)
+
+    def _bytes_unless(self, version: str | None) -> tuple[bytes | None, str]:
+        """The file's bytes and their version, or no bytes when they are still `version`
+        (told by the file's status once settled, else by reading and hashing them)."""
+        st = os.stat(self.path)
+        status = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if version is not None and self._settled == (version, status):
+            return None, version
+        body = self.path.read_bytes()
+        read = content_version(body)
+        # A later write changes the change time (no caller can set it) past this one.
+        settled = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLED_SECONDS * 1e9
+        self._settled = (read, status) if settled else None
+        return (None if read == version else body), read
 
 
 class HttpInventory:
@@ -91,6 +148,12 @@ class HttpInventory:
         self._http = http or HttpClient()
 
     async def load(self) -> dict[str, Any]:
+        read = await self.read_if_changed(None)
+        assert read is not None  # no version given: always read
+        return read.document
+
+    async def read_if_changed(self, version: str | None) -> InventoryRead | None:
+        """The answer parsed, unless its body is still that of `version`."""
         try:
             response = await self._http.request("GET", self.url, timeout_seconds=self.timeout)
         except HttpUnreachable as err:
@@ -101,11 +164,14 @@ class HttpInventory:
             raise ApplicationError(
                 f"inventory {self.url}: HTTP {response.status}", type=Failure.INVENTORY_UNAVAILABLE
             )
+        read = content_version(response.body)
+        if read == version:
+            return None
         try:
             data = response.json()
         except ValueError as err:
             raise inventory_invalid(self.url, f"not JSON: {err}") from err
-        return check_document(self.url, data)
+        return InventoryRead(check_document(self.url, data), read)
 
 
 def site_inventory(spec: str) -> InventorySource | None:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from .decision import Decision
 from .engine import Engine
-from .models import Host, PlacementInput
+from .models import Host, PlacementInput, Policy
 from .names import ANTI_AFFINITY, POD_TOPOLOGY_SPREAD
 from .registry import PluginRegistry
 from .table import HostTable
@@ -39,17 +39,28 @@ def empty_inventory_table(hosts: Sequence[Host]) -> HostTable:
     return HostTable.build([h.model_copy(update=_EMPTY) for h in hosts])
 
 
+def empty_inventory_engine(policy: Policy, registry: PluginRegistry | None = None) -> Engine:
+    """The engine that judges the emptied inventory: `policy` without the plugins that
+    depend on VMs that come and go."""
+    disabled = [*policy.disabled_plugins, ANTI_AFFINITY, POD_TOPOLOGY_SPREAD]
+    return Engine(policy.model_copy(update={"disabled_plugins": disabled}), registry)
+
+
 def empty_inventory_decision(
-    inp: PlacementInput, registry: PluginRegistry | None = None, table: HostTable | None = None
+    inp: PlacementInput,
+    registry: PluginRegistry | None = None,
+    table: HostTable | None = None,
+    engine: Engine | None = None,
 ) -> Decision:
     """`inp`'s request placed on its emptied inventory; `table` is `empty_inventory_table` of
-    `inp.hosts` (or of hosts differing only in allocations) when the caller keeps one."""
-    disabled = [*inp.policy.disabled_plugins, ANTI_AFFINITY, POD_TOPOLOGY_SPREAD]
-    policy = inp.policy.model_copy(update={"disabled_plugins": disabled})
+    `inp.hosts` (or of hosts differing only in allocations) and `engine` is
+    `empty_inventory_engine` of `inp.policy`, when the caller keeps them."""
     request = inp.request.model_copy(update={"vmid_range": None, "vmid_regex": None})
     if table is None:
         table = empty_inventory_table(inp.hosts)
-    return Engine(policy, registry).decide(table, request, inp.existing_vms)
+    if engine is None:
+        engine = empty_inventory_engine(inp.policy, registry)
+    return engine.decide(table, request, inp.existing_vms)
 
 
 def largest_fit_possible(inp: PlacementInput, registry: PluginRegistry | None = None) -> bool:

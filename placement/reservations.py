@@ -13,7 +13,7 @@ used whatever the interval: an id is cheap, and a release running late must not 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from pydantic import Field
@@ -65,13 +65,18 @@ def apply_reservations(
     reservations: Sequence[Reservation],
     over: Hold | None = None,
     now: datetime | None = None,
+    positions: Mapping[str, int] | None = None,
 ) -> PlacementInput:
     """A copy of `inp` with every pending reservation counted on its host; with `over`, only
     those that hold room within it, each host by the most they hold at once (`now` keeps a
-    reservation that is not freed yet from ending before now)."""
+    reservation that is not freed yet from ending before now). `positions`: where each host
+    sits in `inp.hosts`, when the caller keeps it for many inputs with the same hosts' order.
+    Hosts no reservation changes stay the input's very objects."""
+    if positions is None:
+        positions = {h.name: k for k, h in enumerate(inp.hosts)}
     if over is None:
-        return _apply_all(inp, reservations)
-    return _apply_over(inp, reservations, over, now)
+        return _apply_all(inp, reservations, positions)
+    return _apply_over(inp, reservations, over, now, positions)
 
 
 def holding_over(
@@ -81,27 +86,36 @@ def holding_over(
     return [r for r in reservations if r.hold.at_least_until(now).overlaps(over)]
 
 
-def _apply_all(inp: PlacementInput, reservations: Sequence[Reservation]) -> PlacementInput:
-    hosts = {h.name: h.model_copy() for h in inp.hosts}
+def _apply_all(
+    inp: PlacementInput, reservations: Sequence[Reservation], index: Mapping[str, int]
+) -> PlacementInput:
+    hosts = list(inp.hosts)
+    changed: dict[str, Host] = {}
     existing = list(inp.existing_vms)
     known_vms = {vm.name for vm in existing}
     used = _used_vmids(inp, reservations)
     for r in reservations:
-        host = hosts.get(r.host)
         # Absent host: it left the inventory, its capacity no longer matters.
-        if host is None or r.vm_name in known_vms:
+        if r.host not in index or r.vm_name in known_vms:
             continue
+        host = _changed_host(hosts, index, changed, r.host)
         _add(host, r, 1)
         host.vm_count += 1
         existing.append(ExistingVm(name=r.vm_name, host=r.host, group=r.anti_affinity_group))
         known_vms.add(r.vm_name)
-    return inp.model_copy(
-        update={
-            "hosts": [hosts[h.name] for h in inp.hosts],
-            "existing_vms": existing,
-            "used_vmids": used,
-        }
-    )
+    return inp.model_copy(update={"hosts": hosts, "existing_vms": existing, "used_vmids": used})
+
+
+def _changed_host(
+    hosts: list[Host], index: Mapping[str, int], changed: dict[str, Host], name: str
+) -> Host:
+    """Host `name`, copied into `hosts` on its first change only: thousands of hosts, a few
+    with reservations, and the hosts left as they were stay the input's very objects (a
+    caller that kept the input's table rebuilds only the rows of hosts that changed)."""
+    if name not in changed:
+        changed[name] = hosts[index[name]].model_copy()
+        hosts[index[name]] = changed[name]
+    return changed[name]
 
 
 def _apply_over(
@@ -109,17 +123,13 @@ def _apply_over(
     reservations: Sequence[Reservation],
     over: Hold,
     now: datetime | None,
+    index: Mapping[str, int],
 ) -> PlacementInput:
-    index = {h.name: k for k, h in enumerate(inp.hosts)}
     hosts = list(inp.hosts)
     changed: dict[str, Host] = {}
 
     def host_at(name: str) -> Host:
-        # Copied on first change only: thousands of hosts, a few with reservations.
-        if name not in changed:
-            changed[name] = hosts[index[name]].model_copy()
-            hosts[index[name]] = changed[name]
-        return changed[name]
+        return _changed_host(hosts, index, changed, name)
 
     known_vms = {vm.name for vm in inp.existing_vms}
     leaving: set[str] = set()

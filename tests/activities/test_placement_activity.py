@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.exceptions import ApplicationError
 
 from activities.placement import PlacementActivities, decide
 from contracts.placement import PlaceVmsInput
@@ -118,8 +119,9 @@ def test_a_reserved_device_is_taken_and_a_device_no_host_has_never_fits() -> Non
 async def test_a_batch_judges_could_it_ever_fit_on_one_emptied_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Reservations change what is allocated, which the emptied inventory does not look at: a
-    # batch builds that table once per inventory read, and decides as one by one would.
+    # Reservations change what is allocated, which neither the emptied inventory nor the
+    # inventory's table leaves out: a batch builds the two tables once per inventory read
+    # (each decision rewrites the rows its reservations change), and decides as one by one.
     document = snapshot({}).model_dump(mode="json", exclude={"request"})
     path = tmp_path / "inventory.json"
     path.write_text(json.dumps(document))
@@ -134,7 +136,7 @@ async def test_a_batch_judges_could_it_ever_fit_on_one_emptied_table(
     monkeypatch.setattr(HostTable, "build", classmethod(counting))
     activities = PlacementActivities({"site": FileInventory(path)})
     batch = await activities.place_vms(PlaceVmsInput(inventory="site", requests=requests))
-    assert len(builds) == 1 + len(requests)  # the emptied table, then one per decision
+    assert len(builds) == 2  # the inventory's table and the emptied one
     placed: list[Reservation] = []
     for request, result in zip(requests, batch.decisions, strict=True):
         alone = decide(
@@ -172,3 +174,43 @@ async def test_a_refusal_over_a_hold_names_the_reservations_in_the_way(tmp_path:
 
     assert await answer(timedelta(days=2, hours=1)) == [(None, ["spare-booked"])]
     assert await answer(timedelta(days=2)) == [("h1", [])]
+
+
+async def test_an_unchanged_inventory_is_validated_once_and_a_changed_one_is_seen_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The file is read for every answer; only new bytes are parsed, validated and tabled.
+    # The change keeps the file's size and comes at once after the last read: no clock and
+    # no size can tell it, the content does.
+    def inventory(cpu: int) -> str:
+        return json.dumps(
+            {"hosts": [{"name": "h1", "cpu_capacity": cpu, "memory_mb_capacity": 8192}]}
+        )
+
+    path = tmp_path / "inventory.json"
+    path.write_text(inventory(16))
+    validated = []
+    real_validate = PlacementInput.model_validate.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[PlacementInput], data: Any, **kwargs: Any) -> PlacementInput:
+        validated.append(1)
+        return real_validate(cls, data, **kwargs)
+
+    monkeypatch.setattr(PlacementInput, "model_validate", classmethod(counting))
+    activities = PlacementActivities({"site": FileInventory(path)})
+
+    async def answer(cpu: int) -> str | None:
+        asked = VmRequest(name="spare-new", cpu=cpu, memory_mb=1024)
+        result = await activities.place_vms(PlaceVmsInput(inventory="site", requests=[asked]))
+        return result.decisions[0].host
+
+    assert [await answer(12), await answer(16), await answer(17)] == ["h1", "h1", None]
+    assert len(validated) == 1
+    path.write_text(inventory(12))  # same size, same second
+    assert await answer(16) is None
+    assert await answer(12) == "h1"
+    assert len(validated) == 2
+    path.write_text("hosts: [")
+    with pytest.raises(ApplicationError) as broken:
+        await answer(12)
+    assert broken.value.type == "InventoryInvalid" and broken.value.non_retryable

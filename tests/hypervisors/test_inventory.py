@@ -81,3 +81,46 @@ def test_inventory_source_chooses_by_prefix(tmp_path: Path) -> None:
     assert isinstance(inventory_source("https://inventory.example/site"), HttpInventory)
     source = inventory_source(str(tmp_path / "site.yaml"))
     assert isinstance(source, FileInventory) and source.path == tmp_path / "site.yaml"
+
+
+async def test_a_file_read_again_is_parsed_only_when_its_bytes_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "site.json"
+    path.write_text(json.dumps({"hosts": [HOST]}))
+    source = FileInventory(path)
+    first = await source.read_if_changed(None)
+    assert first is not None and first.version is not None
+    assert await source.read_if_changed(first.version) is None
+    # Rewritten at once with the same size: the bytes tell, not the file's times.
+    path.write_text(json.dumps({"hosts": [{**HOST, "cpu_capacity": 9}]}))
+    second = await source.read_if_changed(first.version)
+    assert second is not None and second.document["hosts"][0]["cpu_capacity"] == 9
+    # Once its status has settled, an unchanged file is not even read.
+    monkeypatch.setattr("hypervisors.inventory.SETTLED_SECONDS", 0.0)
+    assert await source.read_if_changed(second.version) is None
+    reads: list[Path] = []
+    real_read = Path.read_bytes
+
+    def counted(p: Path) -> bytes:
+        reads.append(p)
+        return real_read(p)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    assert await source.read_if_changed(second.version) is None
+    assert reads == []
+    path.write_text(json.dumps({"hosts": [HOST, {**HOST, "name": "h2"}]}))
+    third = await source.read_if_changed(second.version)
+    assert third is not None and len(third.document["hosts"]) == 2 and reads == [path]
+
+
+async def test_an_http_inventory_is_parsed_only_when_its_body_changed(
+    hypervisor: LabHypervisor,
+) -> None:
+    source = HttpInventory(f"{hypervisor.url}/inventory")
+    first = await source.read_if_changed(None)
+    assert first is not None and first.version is not None
+    assert await source.read_if_changed(first.version) is None
+    await hypervisor.create_vm({"name": "vm-1", "host": "h1", "cpu": 2, "memory_mb": 256})
+    second = await source.read_if_changed(first.version)
+    assert second is not None and second.document["hosts"][0]["cpu_allocated"] == 2
