@@ -131,6 +131,7 @@ async def schedule(
                 dedicated=body.dedicated,
                 inventory=body.inventory,
                 hold_seconds=body.hold_seconds,
+                cluster=cluster,
             ),
             id=workflow_id,
             task_queue=settings.task_queue,

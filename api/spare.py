@@ -13,8 +13,7 @@ from contracts.spare import ReleaseRequest, SpareStatus
 from runtime.settings import Settings
 
 from .auth import ANY_ROLE, OPERATOR, UPGRADE_CONTROLLER, CurrentCaller, app_settings
-from .errors import Code, NoCapacity
-from .foreign_spares import without_foreign_spares
+from .errors import Code
 from .problems import responses
 from .spare_actions import SpareView, cancel_spare, release_spare, spare_status
 from .spare_start import PrepareAccepted, PrepareBody, start_spares
@@ -111,10 +110,7 @@ async def prepare(
     caller: CurrentCaller,
 ) -> PrepareAccepted:
     caller.require_cluster(request.cluster)
-    try:
-        accepted = await start_spares(client, settings, request, http.app.state.admission)
-    except NoCapacity as refused:
-        raise await without_foreign_spares(refused, client, caller.clusters) from None
+    accepted = await start_spares(client, settings, request, http.app.state.admission)
     response.headers["Location"] = spare_location(accepted.spare_id)
     return accepted
 
@@ -238,7 +234,4 @@ async def change_spare_window(
     client: TemporalClient,
     caller: CurrentCaller,
 ) -> WindowChanged:
-    try:
-        return await change_window(client, settings, spare_id, body, caller.clusters)
-    except NoCapacity as refused:
-        raise await without_foreign_spares(refused, client, caller.clusters) from None
+    return await change_window(client, settings, spare_id, body, caller.clusters)

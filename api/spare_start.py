@@ -404,6 +404,7 @@ async def _reserve_all(
         ],
         timeouts=first.timeouts,
         budget=_budget(settings, first),
+        cluster=first.cluster,
     )
     # Only a worker runs the ledger: without one the update would wait for its deadline.
     await require_worker(client, settings.task_queue)

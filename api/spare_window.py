@@ -21,6 +21,7 @@ from temporalio.client import (
 from temporalio.exceptions import FailureError
 
 from contracts.booking import CHANGE_WINDOW_UPDATE, Window, WindowChange, WindowChangeResult
+from contracts.ledger import holders
 from contracts.spare import Phase, SpareStatus
 from runtime.settings import Settings
 
@@ -66,7 +67,11 @@ async def change_window(
         again = (
             f"; free again from {result.free_again_at.isoformat()}" if result.free_again_at else ""
         )
-        held = f" by {', '.join(result.held_by)}" if result.held_by else f" ({result.reason})"
+        held = (
+            f" by {holders(result.held_by, result.held_by_others)}"
+            if result.held_by or result.held_by_others
+            else f" ({result.reason})"
+        )
         raise NoCapacity(
             f"the window of {spare_id} cannot end at {body.end.isoformat()}: its host's room is "
             f"held from {free}{held}{again}. Nothing changed",

@@ -156,12 +156,14 @@ class WindowChange(BaseModel):
 
 class WindowChangeResult(BaseModel):
     """`changed`: the window (and the room it holds) ends at the new end; `no_capacity`:
-    nothing changed, the room is held by `held_by` from `free_until`, free again from
+    nothing changed, the room is held by `held_by` (its own cluster's spares) and
+    `held_by_others` spares of other clusters from `free_until`, free again from
     `free_again_at`."""
 
     status: Literal["changed", "no_capacity"]
     window: Window
     reason: str | None = None
     held_by: list[str] = Field(default_factory=list)
+    held_by_others: int = 0
     free_until: datetime | None = None
     free_again_at: datetime | None = None

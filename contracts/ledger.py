@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from temporalio.common import RetryPolicy
 
 from placement.holds import Hold
@@ -44,6 +44,7 @@ __all__ = [
     "SpareRunsResult",
     "Waiter",
     "WarmMark",
+    "holders",
     "ledger_workflow_id",
 ]
 
@@ -68,6 +69,17 @@ LEDGER_RETRY = RetryPolicy(maximum_attempts=20, maximum_interval=timedelta(secon
 
 def ledger_workflow_id(inventory: str) -> str:
     return f"ledger-{inventory}"
+
+
+def holders(named: list[str], others: int) -> str:
+    """Who holds the room a refusal wanted: its requester's own cluster's spares by name, the
+    other clusters' only counted (whether they exist is not the requester's to know)."""
+    counted = (
+        []
+        if others == 0
+        else ["1 spare of another cluster" if others == 1 else f"{others} spares of other clusters"]
+    )
+    return ", ".join([*named, *counted])
 
 
 class Budget(BaseModel):
@@ -96,6 +108,7 @@ class Waiter(BaseModel):
     seq: int
     hold: Hold | None = None
     budget: Budget | None = None
+    cluster: str | None = None
 
     @property
     def spare_id(self) -> str:
@@ -124,8 +137,8 @@ class LedgerState(BaseModel):
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
     # Recent create-to-Ready times by template (contracts/booking.py): bookings' leads.
     ready_times: dict[str, list[float]] = Field(default_factory=dict)
-    # The cluster of each reservation counted against a surge budget (by spare id): a
-    # budgeted cluster's spares, and the warm spares claimed by a request.
+    # The cluster of each reservation whose request named one (by spare id): surge budgets
+    # count by it, and a refusal names only the holders of the requester's own cluster.
     clusters: dict[str, str] = Field(default_factory=dict)
     # The hosts of bookings that have not started are looked at this often (the worker's
     # `booking_check_seconds`, told by each look), and were last looked at then.
@@ -161,6 +174,14 @@ class ReserveInput(BaseModel):
     leaving: Leaving | None = None
     # The spare's cluster's surge budget; None: no budget.
     budget: Budget | None = None
+    # The spare's cluster (a budget's, when not given); None: a request of no cluster.
+    cluster: str | None = None
+
+    @model_validator(mode="after")
+    def _cluster_of_budget(self) -> ReserveInput:
+        if self.cluster is None and self.budget is not None:
+            self.cluster = self.budget.cluster
+        return self
 
     @property
     def spare_id(self) -> str:
@@ -187,7 +208,8 @@ class ReserveResult(BaseModel):
     status: Literal["reserved", "queued", "no_capacity", "never_fits"]
     reservation: Reservation | None = None
     reason: str | None = None
-    # Not reserved: the reservations holding the room it wanted, within its hold.
+    # Not reserved: the reservations of its own cluster holding the room it wanted, within
+    # its hold (`reason` counts those of other clusters, unnamed).
     held_by: list[str] = Field(default_factory=list)
 
 
@@ -206,6 +228,14 @@ class ReserveGroupInput(BaseModel):
     timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
     # The members' cluster's surge budget; None: no budget.
     budget: Budget | None = None
+    # The members' cluster (a budget's, when not given); None: a request of no cluster.
+    cluster: str | None = None
+
+    @model_validator(mode="after")
+    def _cluster_of_budget(self) -> ReserveGroupInput:
+        if self.cluster is None and self.budget is not None:
+            self.cluster = self.budget.cluster
+        return self
 
     @property
     def ledger_id(self) -> str:
@@ -219,7 +249,8 @@ class ReserveGroupResult(BaseModel):
     reservations: list[Reservation] = Field(default_factory=list)
     placeable: int = Field(description="How many members could be placed together now")
     reason: str | None = None
-    # Not reserved: the reservations holding the room the members wanted, within their holds.
+    # Not reserved: the reservations of the members' cluster holding the room they wanted,
+    # within their holds (`reason` counts those of other clusters, unnamed).
     held_by: list[str] = Field(default_factory=list)
     # over_budget: the cluster's spares in use before this request.
     in_use: int | None = None
@@ -255,7 +286,10 @@ class ChangeHoldResult(BaseModel):
     status: Literal["changed", "no_capacity", "not_held"]
     reservation: Reservation | None = None
     reason: str | None = None
+    # no_capacity: the reservations of the spare's own cluster in the way, and how many of
+    # other clusters (not named).
     held_by: list[str] = Field(default_factory=list)
+    held_by_others: int = 0
     # no_capacity: the latest end the room allows now, and when it is free again after
     # what is in the way (None: not while anything known holds it).
     free_until: datetime | None = None

@@ -25,6 +25,8 @@ class ScheduleHostInput(VmShape):
     dedicated: bool = False
     inventory: str = Field(default="default", min_length=1, max_length=63)
     hold_seconds: int = Field(default=DEFAULT_HOLD_SECONDS, ge=1, le=7 * 24 * 3600)
+    # The cluster the task is for (None: no cluster): a refusal names only its holders.
+    cluster: str | None = Field(default=None, min_length=1, max_length=63)
 
     def vm_request(self, task_id: str) -> VmRequest:
         """What placement is asked: the task's id names the VM the caller will build."""

@@ -151,6 +151,7 @@ class Booking:
                     timeouts=self.req.timeouts,
                     hold=reservation.hold,
                     leaving=Leaving(host=unfit.host, move=moves),
+                    cluster=self.req.cluster,
                 )
             )
         except StepFailed as refused:
@@ -233,6 +234,7 @@ class Booking:
                     window=self.window,
                     reason=answer.reason,
                     held_by=answer.held_by,
+                    held_by_others=answer.held_by_others,
                     free_until=answer.free_until,
                     free_again_at=answer.free_again_at,
                 ),

@@ -72,6 +72,7 @@ class CapacityRequest:
                     warm_pool=req.warm_pool,
                     hold=hold,
                     budget=self.budget,
+                    cluster=req.cluster,
                 )
             )
         except StepFailed as refused:

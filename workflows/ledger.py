@@ -53,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
         SpareRunsResult,
         Waiter,
         WarmMark,
+        holders,
     )
     from contracts.placement import (
         PlaceVmResult,
@@ -277,8 +278,7 @@ class InventoryLedger:
     async def _outcome(self, inp: ReserveInput, decision: PlaceVmResult) -> ReserveResult:
         if decision.host is not None:
             reservation = self._record(inp.spare_id, inp.request, decision, inp.hold, show=False)
-            if inp.budget is not None:
-                self._state.clusters[inp.spare_id] = inp.budget.cluster
+            self._of_cluster(inp.spare_id, inp.cluster)
             if inp.warm_pool is not None:
                 self._state.warm[inp.spare_id] = WarmMark(pool=inp.warm_pool, since=workflow.now())
             return ReserveResult(status="reserved", reservation=reservation)
@@ -286,7 +286,7 @@ class InventoryLedger:
             return ReserveResult(status="never_fits", reason=decision.summary)
         if inp.booking:
             # Room held later is never taken from a spare that holds it now, warm ones included.
-            return _refused(decision)
+            return self._refused(decision, inp.cluster)
         taken_back = await self._take_back_warm(inp) if inp.warm_pool is None else []
         if taken_back:
             # The request waits for the room its warm spares free as they are released.
@@ -298,7 +298,7 @@ class InventoryLedger:
         if inp.wait_for_capacity:
             self._enqueue(inp)
             return ReserveResult(status="queued", reason=decision.summary)
-        return _refused(decision)
+        return self._refused(decision, inp.cluster)
 
     @reserve.validator
     def validate_reserve(self, inp: ReserveInput) -> None:
@@ -340,13 +340,12 @@ class InventoryLedger:
                     return ReserveGroupResult(
                         status="never_fits" if missed.never_fits else "no_capacity",
                         placeable=placeable,
-                        reason=_with_holders(missed),
-                        held_by=missed.held_by,
+                        reason=self._with_holders(missed, inp.cluster),
+                        held_by=self._own(missed.held_by, inp.cluster),
                     )
                 for member, decision in zip(missing, decisions, strict=True):
                     self._record(member.spare_id, member.request, decision, member.hold, show=False)
-                    if inp.budget is not None:
-                        self._state.clusters[member.spare_id] = inp.budget.cluster
+                    self._of_cluster(member.spare_id, inp.cluster)
                 workflow.set_current_details(self._details())
             # Members held already (a repeated request) keep what they were given.
             return ReserveGroupResult(
@@ -388,11 +387,13 @@ class InventoryLedger:
             if longer:
                 room = await self._room_to_extend(held, inp)
                 if not room.fits:
+                    own = self._own(room.held_by, self._state.clusters.get(inp.spare_id))
                     return ChangeHoldResult(
                         status="no_capacity",
                         reservation=held,
                         reason=room.summary,
-                        held_by=room.held_by,
+                        held_by=own,
+                        held_by_others=len(room.held_by) - len(own),
                         free_until=room.free_until,
                         free_again_at=room.free_again_at,
                     )
@@ -445,6 +446,7 @@ class InventoryLedger:
                 return TransferResult(claimant_ended=True)
             moved = self._state.reservations.pop(inp.from_spare_id, None)
             self._state.warm.pop(inp.from_spare_id, None)
+            self._state.clusters.pop(inp.from_spare_id, None)
             if moved is not None:
                 self._state.reservations[inp.to_spare_id] = moved.model_copy(
                     update={
@@ -483,6 +485,7 @@ class InventoryLedger:
                 seq=self._state.seq,
                 hold=inp.hold,
                 budget=inp.budget,
+                cluster=inp.cluster,
             )
         )
         self._state.waiters.sort(key=lambda w: (-w.priority, w.seq))
@@ -541,8 +544,7 @@ class InventoryLedger:
                 return
             self._state.waiters.pop(k)
             reservation = self._record(waiter.spare_id, waiter.request, decision, waiter.hold)
-            if waiter.budget is not None:
-                self._state.clusters[waiter.spare_id] = waiter.budget.cluster
+            self._of_cluster(waiter.spare_id, waiter.cluster)
             spare = workflow.get_external_workflow_handle(waiter.spare_id)
             try:
                 await spare.signal(CAPACITY_GRANTED_SIGNAL, reservation)
@@ -573,6 +575,31 @@ class InventoryLedger:
             workflow.set_current_details(self._details())
         return reservation
 
+    def _of_cluster(self, spare_id: str, cluster: str | None) -> None:
+        if cluster is not None:
+            self._state.clusters[spare_id] = cluster
+
+    def _own(self, held_by: list[str], cluster: str | None) -> list[str]:
+        """The holders a requester of `cluster` may be told of: its own cluster's spares (a
+        requester of no cluster: those of no cluster)."""
+        return [s for s in held_by if self._state.clusters.get(s) == cluster]
+
+    def _refused(self, decision: PlaceVmResult, cluster: str | None) -> ReserveResult:
+        return ReserveResult(
+            status="no_capacity",
+            reason=self._with_holders(decision, cluster),
+            held_by=self._own(decision.held_by, cluster),
+        )
+
+    def _with_holders(self, decision: PlaceVmResult, cluster: str | None) -> str:
+        """The placement's summary, and who holds the room it wanted in that time: the
+        requester's own cluster's spares by name, the others counted."""
+        if not decision.held_by:
+            return decision.summary
+        own = self._own(decision.held_by, cluster)
+        held = holders(own, len(decision.held_by) - len(own))
+        return f"{decision.summary}; the room is held then by {held}"
+
     def _details(self) -> str:
         # Called after every change of the reservations, so the gauge follows them too.
         meter, inventory = workflow.metric_meter(), self._state.inventory
@@ -590,16 +617,3 @@ class InventoryLedger:
         if len(self._state.reservations) > DETAILS_LINES:
             lines.append(f"- and {len(self._state.reservations) - DETAILS_LINES} more")
         return "\n".join(lines)
-
-
-def _refused(decision: PlaceVmResult) -> ReserveResult:
-    return ReserveResult(
-        status="no_capacity", reason=_with_holders(decision), held_by=decision.held_by
-    )
-
-
-def _with_holders(decision: PlaceVmResult) -> str:
-    """The placement's summary, and who holds the room it wanted in that time."""
-    if not decision.held_by:
-        return decision.summary
-    return f"{decision.summary}; the room is held then by {', '.join(decision.held_by)}"

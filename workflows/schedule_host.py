@@ -108,6 +108,7 @@ class ScheduleHost:
                     inventory=inp.inventory,
                     task_queue=workflow.info().task_queue,
                     request=inp.vm_request(task_id),
+                    cluster=inp.cluster,
                 )
             )
             if result.reservation is None:

@@ -28,6 +28,7 @@ from runtime.clusters import ClusterConfig
 from runtime.receivers import ReceiverConfig
 from runtime.settings import Settings, TokenGrant
 from tests.api.api_helpers import asgi_client, live_stack, spare_body
+from tests.helpers import assert_eventually
 from tests.known_secrets import WEBHOOK_SECRET
 
 TOKENS = {
@@ -322,7 +323,9 @@ async def test_a_refusal_for_room_names_no_spare_of_another_cluster(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:
     """lab and lab-b share an inventory: lab-b's booking holds a host's room; lab's request
-    for that room is refused without naming lab-b's spare, lab-b's own is told its name."""
+    for that room is refused without naming lab-b's spare (the 409, the refused spare's status
+    and its spare.failed event, even to a token of both clusters), lab-b's own is told its
+    name. The ledger words the refusal: no API rewrites it."""
 
     def two_tenants(settings: Settings) -> Settings:
         assert settings.kubeconfig is not None
@@ -338,6 +341,7 @@ async def test_a_refusal_for_room_names_no_spare_of_another_cluster(
                     SecretStr("ctl-lab-b-9e4a7f"): TokenGrant(
                         role="upgrade-controller", clusters=["lab-b"]
                     ),
+                    SecretStr("op-all-30d8e1"): TokenGrant(role="operator"),
                 },
             }
         )
@@ -347,22 +351,50 @@ async def test_a_refusal_for_room_names_no_spare_of_another_cluster(
     pinned = {"annotations": {"node.qemu-scheduler/regex": "^bm-gen-03$"}, "cpu": 64}
     async with live_stack(client, task_queue, tmp_path, two_tenants) as live:
 
-        async def book(cluster: str, token: str) -> httpx.Response:
-            body = spare_body(cluster=cluster, inventory=live.stack.inventory, window=window)
-            return await live.api.post("/v1/spares", json={**body, **pinned}, headers=bearer(token))
+        async def ask(cluster: str, token: str, **fields: Any) -> tuple[str, httpx.Response]:
+            body = {**spare_body(cluster=cluster, inventory=live.stack.inventory), **pinned}
+            answer = await live.api.post(
+                "/v1/spares", json={**body, **fields}, headers=bearer(token)
+            )
+            return f"spare-{cluster}-{body['request_id']}", answer
 
-        held = await book("lab-b", "ctl-lab-b-9e4a7f")
+        b_spare, held = await ask("lab-b", "ctl-lab-b-9e4a7f", window=window)
         assert held.status_code == 202, held.text
-        b_spare = held.json()["spare_id"]
         try:
-            refused = await book("lab", "ctl-lab-61c0d2")
+            _, refused = await ask("lab", "ctl-lab-61c0d2", window=window)
             assert refused.status_code == 409, refused.text
             problem = refused.json()
             assert (problem["code"], problem["held_by"]) == ("no_capacity", [])
             assert b_spare not in refused.text
-            assert "a spare of another cluster" in problem["detail"]
-            own = await book("lab-b", "ctl-lab-b-9e4a7f")
+            assert "the room is held then by 1 spare of another cluster" in problem["detail"]
+
+            # An ordinary spare whose time meets the booking: started, refused, ended. Its own
+            # record says the same, to its token and to every token.
+            a_spare, refused = await ask("lab", "ctl-lab-61c0d2", ttl_seconds=3 * 24 * 3600)
+            assert refused.status_code == 409, refused.text
+            assert refused.json()["held_by"] == []
+            assert b_spare not in refused.text
+            for token in ("ctl-lab-61c0d2", "op-all-30d8e1"):
+                status = await live.api.get(f"/v1/spares/{a_spare}", headers=bearer(token))
+                assert status.status_code == 200, status.text
+                error = status.json()["error"]
+                assert error is not None and "1 spare of another cluster" in error
+                assert b_spare not in status.text
+
+            async def failed_event() -> dict[str, Any]:
+                events = await live.stack.events(a_spare)
+                found = [e for e in events if e["type"] == "spare.failed"]
+                assert found, "no spare.failed yet"
+                data: dict[str, Any] = found[0]["event"]["data"]
+                return data
+
+            failed = await assert_eventually(failed_event)
+            assert "1 spare of another cluster" in str(failed)
+            assert b_spare not in str(failed)
+
+            _, own = await ask("lab-b", "ctl-lab-b-9e4a7f", window=window)
             assert own.status_code == 409, own.text
             assert own.json()["held_by"] == [b_spare]
+            assert f"the room is held then by {b_spare}" in own.json()["detail"]
         finally:
             await client.get_workflow_handle(b_spare).terminate("test over")

@@ -355,6 +355,7 @@ async def test_a_longer_window_the_ledger_has_no_room_for_changes_nothing(
         status="no_capacity",
         reason="bm-1 has no room",
         held_by=["spare-lab-next"],
+        held_by_others=2,
         free_until=window.end + timedelta(minutes=30),
         free_again_at=window.end + timedelta(hours=3),
     )
@@ -371,6 +372,7 @@ async def test_a_longer_window_the_ledger_has_no_room_for_changes_nothing(
             "window": window.model_dump(),
             "reason": "bm-1 has no room",
             "held_by": ["spare-lab-next"],
+            "held_by_others": 2,
             "free_until": refusal.free_until,
             "free_again_at": refusal.free_again_at,
         }

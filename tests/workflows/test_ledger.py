@@ -14,7 +14,10 @@ from temporalio.exceptions import ApplicationError
 
 from activities.ledger import free_group, reserve_group
 from contracts.ledger import (
+    CHANGE_HOLD_UPDATE,
     Budget,
+    ChangeHoldInput,
+    ChangeHoldResult,
     GroupMember,
     Hold,
     Reservation,
@@ -301,6 +304,78 @@ class TestRoomOverTime:
         held = {r.spare_id: r.hold for r in await ledger_reservations(stack)}
         assert sorted(held) == ["b3", "b4", "o2"]
         assert held["b4"] == Hold(start=days(2), end=days(3))
+
+
+class TestClustersSharingAnInventory:
+    """prod-a and prod-b share one inventory's room: a refusal names the requester's own
+    cluster's holders and only counts the other cluster's, for a booking, a `count: N` request
+    and a longer window alike."""
+
+    @pytest.fixture
+    def inventory_doc(self) -> dict[str, Any]:
+        return uniform_site(hosts=1, cpu_each=4)
+
+    async def test_a_refusal_names_only_holders_of_the_requesters_cluster(
+        self, stack: Stack
+    ) -> None:
+        day2 = datetime.now(UTC).replace(microsecond=0) + timedelta(days=2)
+        window = Hold(start=day2, end=day2 + timedelta(hours=4))
+
+        async def ask(cluster: str, *names: str, cpu: int = 2) -> ReserveGroupResult:
+            group = ReserveGroupInput(
+                task_queue=stack.task_queue,
+                inventory=stack.inventory,
+                members=[
+                    GroupMember(
+                        spare_id=n, request=VmRequest(name=n, cpu=cpu, memory_mb=512), hold=window
+                    )
+                    for n in names
+                ],
+                cluster=cluster,
+            )
+            return await reserve_group(stack.client, group)
+
+        assert (await ask("prod-a", "spare-prod-a-1")).status == "reserved"
+        assert (await ask("prod-b", "spare-prod-b-1")).status == "reserved"
+
+        refused_a = await ask("prod-a", "spare-prod-a-2", "spare-prod-a-3", cpu=1)
+        assert (refused_a.status, refused_a.held_by) == ("no_capacity", ["spare-prod-a-1"])
+        assert refused_a.reason is not None and refused_a.reason.endswith(
+            "the room is held then by spare-prod-a-1, 1 spare of another cluster"
+        )
+        refused_b = await ask("prod-b", "spare-prod-b-2", cpu=4)
+        assert (refused_b.status, refused_b.held_by) == ("no_capacity", ["spare-prod-b-1"])
+        assert refused_b.reason is not None and "spare-prod-a" not in refused_b.reason
+
+        # A longer window of prod-a's booking meets prod-b's next booking: counted, not named.
+        after = Hold(start=window.end, end=day2 + timedelta(hours=8))
+        later = GroupMember(
+            spare_id="spare-prod-b-4",
+            request=VmRequest(name="spare-prod-b-4", cpu=4, memory_mb=512),
+            hold=after,
+        )
+        booked = await reserve_group(
+            stack.client,
+            ReserveGroupInput(
+                task_queue=stack.task_queue,
+                inventory=stack.inventory,
+                members=[later],
+                cluster="prod-b",
+            ),
+        )
+        assert booked.status == "reserved"
+        ledger = stack.client.get_workflow_handle(ledger_workflow_id(stack.inventory))
+        longer: ChangeHoldResult = await ledger.execute_update(
+            CHANGE_HOLD_UPDATE,
+            ChangeHoldInput(
+                inventory=stack.inventory,
+                task_queue=stack.task_queue,
+                spare_id="spare-prod-a-1",
+                end=day2 + timedelta(hours=6),
+            ),
+            result_type=ChangeHoldResult,
+        )
+        assert (longer.status, longer.held_by, longer.held_by_others) == ("no_capacity", [], 1)
 
 
 class TestALongHistory:
