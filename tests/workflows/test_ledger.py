@@ -321,7 +321,7 @@ class TestClustersSharingAnInventory:
         day2 = datetime.now(UTC).replace(microsecond=0) + timedelta(days=2)
         window = Hold(start=day2, end=day2 + timedelta(hours=4))
 
-        async def ask(cluster: str, *names: str, cpu: int = 2) -> ReserveGroupResult:
+        async def ask(cluster: str | None, *names: str, cpu: int = 2) -> ReserveGroupResult:
             group = ReserveGroupInput(
                 task_queue=stack.task_queue,
                 inventory=stack.inventory,
@@ -346,6 +346,12 @@ class TestClustersSharingAnInventory:
         refused_b = await ask("prod-b", "spare-prod-b-2", cpu=4)
         assert (refused_b.status, refused_b.held_by) == ("no_capacity", ["spare-prod-b-1"])
         assert refused_b.reason is not None and "spare-prod-a" not in refused_b.reason
+        # A request of no cluster (an unscoped `/schedule` task) is told of neither.
+        refused_none = await ask(None, "task-1", cpu=4)
+        assert (refused_none.status, refused_none.held_by) == ("no_capacity", [])
+        assert refused_none.reason is not None and refused_none.reason.endswith(
+            "the room is held then by 2 spares of other clusters"
+        )
 
         # A longer window of prod-a's booking meets prod-b's next booking: counted, not named.
         after = Hold(start=window.end, end=day2 + timedelta(hours=8))
