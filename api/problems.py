@@ -95,8 +95,9 @@ class Problem(BaseModel):
     )
     held_by: list[str] | None = Field(
         default=None,
-        description="no_capacity of a booking: the spares (bookings among them) holding the "
-        "room in its window",
+        description="no_capacity: the spares of the requester's own cluster (bookings among "
+        "them) holding the room in its time; spares of other clusters are only counted, in "
+        "the detail",
     )
     free_until: datetime | None = Field(
         default=None,

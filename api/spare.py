@@ -205,7 +205,7 @@ async def cancel(
         "The window's start stays; its end moves, and the room it holds, its hold's timer and "
         "`spare.window_ending` with it. A sooner end is always taken; a later one if the "
         "inventory's ledger, deciding under its lock, finds the host's room free until then: "
-        "otherwise 409 `no_capacity` with `held_by` (the spares holding the room), "
+        "otherwise 409 `no_capacity` with `held_by` (the spares of its cluster holding the room), "
         "`free_until` (the latest end it allows now) and `free_again_at` (when it is free "
         "again), and nothing changed. 422 naming `end`: `window_end_passed` (not in the "
         "future), `invalid_request` (not after the window's start), `window_too_far` (more "

@@ -39,8 +39,8 @@ class Problem:
             errors (list[FieldError] | None | Unset): 422: every bad field
             requested (int | None | Unset): no_capacity: spares asked for
             placeable (int | None | Unset): no_capacity: how many of them could be placed now
-            held_by (list[str] | None | Unset): no_capacity of a booking: the spares (bookings among them) holding the room
-                in its window
+            held_by (list[str] | None | Unset): no_capacity: the spares of the requester's own cluster (bookings among them)
+                holding the room in its time; spares of other clusters are only counted, in the detail
             free_until (datetime.datetime | None | Unset): no_capacity of a longer window: the latest end its room allows
                 now
             free_again_at (datetime.datetime | None | Unset): no_capacity of a longer window: when the room is free again

@@ -126,12 +126,12 @@ def sync_detailed(
      The window's start stays; its end moves, and the room it holds, its hold's timer and
     `spare.window_ending` with it. A sooner end is always taken; a later one if the inventory's ledger,
     deciding under its lock, finds the host's room free until then: otherwise 409 `no_capacity` with
-    `held_by` (the spares holding the room), `free_until` (the latest end it allows now) and
-    `free_again_at` (when it is free again), and nothing changed. 422 naming `end`: `window_end_passed`
-    (not in the future), `invalid_request` (not after the window's start), `window_too_far` (more than
-    `booking_horizon_days` ahead). A spare without a window: 409 `not_a_booking`; released or being
-    released: 409 `already_released`. A release (`POST .../release`) ends a Ready booking before its
-    end.
+    `held_by` (the spares of its cluster holding the room), `free_until` (the latest end it allows now)
+    and `free_again_at` (when it is free again), and nothing changed. 422 naming `end`:
+    `window_end_passed` (not in the future), `invalid_request` (not after the window's start),
+    `window_too_far` (more than `booking_horizon_days` ahead). A spare without a window: 409
+    `not_a_booking`; released or being released: 409 `already_released`. A release (`POST .../release`)
+    ends a Ready booking before its end.
 
     Args:
         spare_id (str):
@@ -170,12 +170,12 @@ def sync(
      The window's start stays; its end moves, and the room it holds, its hold's timer and
     `spare.window_ending` with it. A sooner end is always taken; a later one if the inventory's ledger,
     deciding under its lock, finds the host's room free until then: otherwise 409 `no_capacity` with
-    `held_by` (the spares holding the room), `free_until` (the latest end it allows now) and
-    `free_again_at` (when it is free again), and nothing changed. 422 naming `end`: `window_end_passed`
-    (not in the future), `invalid_request` (not after the window's start), `window_too_far` (more than
-    `booking_horizon_days` ahead). A spare without a window: 409 `not_a_booking`; released or being
-    released: 409 `already_released`. A release (`POST .../release`) ends a Ready booking before its
-    end.
+    `held_by` (the spares of its cluster holding the room), `free_until` (the latest end it allows now)
+    and `free_again_at` (when it is free again), and nothing changed. 422 naming `end`:
+    `window_end_passed` (not in the future), `invalid_request` (not after the window's start),
+    `window_too_far` (more than `booking_horizon_days` ahead). A spare without a window: 409
+    `not_a_booking`; released or being released: 409 `already_released`. A release (`POST .../release`)
+    ends a Ready booking before its end.
 
     Args:
         spare_id (str):
@@ -209,12 +209,12 @@ async def asyncio_detailed(
      The window's start stays; its end moves, and the room it holds, its hold's timer and
     `spare.window_ending` with it. A sooner end is always taken; a later one if the inventory's ledger,
     deciding under its lock, finds the host's room free until then: otherwise 409 `no_capacity` with
-    `held_by` (the spares holding the room), `free_until` (the latest end it allows now) and
-    `free_again_at` (when it is free again), and nothing changed. 422 naming `end`: `window_end_passed`
-    (not in the future), `invalid_request` (not after the window's start), `window_too_far` (more than
-    `booking_horizon_days` ahead). A spare without a window: 409 `not_a_booking`; released or being
-    released: 409 `already_released`. A release (`POST .../release`) ends a Ready booking before its
-    end.
+    `held_by` (the spares of its cluster holding the room), `free_until` (the latest end it allows now)
+    and `free_again_at` (when it is free again), and nothing changed. 422 naming `end`:
+    `window_end_passed` (not in the future), `invalid_request` (not after the window's start),
+    `window_too_far` (more than `booking_horizon_days` ahead). A spare without a window: 409
+    `not_a_booking`; released or being released: 409 `already_released`. A release (`POST .../release`)
+    ends a Ready booking before its end.
 
     Args:
         spare_id (str):
@@ -253,12 +253,12 @@ async def asyncio(
      The window's start stays; its end moves, and the room it holds, its hold's timer and
     `spare.window_ending` with it. A sooner end is always taken; a later one if the inventory's ledger,
     deciding under its lock, finds the host's room free until then: otherwise 409 `no_capacity` with
-    `held_by` (the spares holding the room), `free_until` (the latest end it allows now) and
-    `free_again_at` (when it is free again), and nothing changed. 422 naming `end`: `window_end_passed`
-    (not in the future), `invalid_request` (not after the window's start), `window_too_far` (more than
-    `booking_horizon_days` ahead). A spare without a window: 409 `not_a_booking`; released or being
-    released: 409 `already_released`. A release (`POST .../release`) ends a Ready booking before its
-    end.
+    `held_by` (the spares of its cluster holding the room), `free_until` (the latest end it allows now)
+    and `free_again_at` (when it is free again), and nothing changed. 422 naming `end`:
+    `window_end_passed` (not in the future), `invalid_request` (not after the window's start),
+    `window_too_far` (more than `booking_horizon_days` ahead). A spare without a window: 409
+    `not_a_booking`; released or being released: 409 `already_released`. A release (`POST .../release`)
+    ends a Ready booking before its end.
 
     Args:
         spare_id (str):
