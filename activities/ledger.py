@@ -118,6 +118,7 @@ async def booking_lead(
         lead_seconds=policy.lead(times),
         measured=len(times),
         window_ending_seconds=policy.window_ending_seconds,
+        rehearsal_ahead_seconds=policy.rehearsal_ahead_seconds,
     )
 
 

@@ -166,6 +166,12 @@ def check_names(settings: Settings, request: SpareRequest) -> None:
             "set by virtflow on a warm pool's own spares; a request takes a warm spare by "
             "matching its pool's cluster, shape, pool and template",
         )
+    if request.rehearsal_of is not None:
+        raise InvalidInput(
+            "rehearsal_of",
+            "set by virtflow on a booking's rehearsal; a booking asks for one with "
+            "`window.rehearsal`",
+        )
     if request.template is not None and request.template not in settings.vm_templates:
         known = ", ".join(sorted(settings.vm_templates)) or "none"
         raise InvalidInput(

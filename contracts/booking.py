@@ -30,6 +30,9 @@ CHANGE_WINDOW_UPDATE = "change_window"
 WINDOW_ENDING_SECONDS = 1800
 # Signal from an inventory's ledger to a booking whose host can no longer hold it.
 BOOKED_HOST_UNFIT_SIGNAL = "booked_host_unfit"
+# A booking is rehearsed, unless its request says otherwise, when its window starts more than
+# this far ahead (unless configured).
+REHEARSAL_AHEAD_SECONDS = 3600
 
 
 class Window(BaseModel):
@@ -39,6 +42,10 @@ class Window(BaseModel):
 
     start: AwareDatetime
     end: AwareDatetime
+    # A spare of the booking's shape made Ready and released on its host ahead of the lead
+    # start, so a broken template or host path shows in time; None: when the window starts
+    # more than `booking_rehearsal_ahead_seconds` ahead.
+    rehearsal: bool | None = None
 
     @model_validator(mode="after")
     def _ends_after_start(self) -> Window:
@@ -66,6 +73,7 @@ class LeadPolicy(BaseModel):
     floor_seconds: int = Field(default=60, ge=0)
     margin_seconds: int = Field(default=120, ge=0)
     window_ending_seconds: int = Field(default=WINDOW_ENDING_SECONDS, ge=0)
+    rehearsal_ahead_seconds: int = Field(default=REHEARSAL_AHEAD_SECONDS, ge=0)
 
     def lead(self, ready_times: list[float]) -> int:
         """p90 of the recent create-to-Ready times plus the margin, never under the floor;
@@ -103,6 +111,8 @@ class BookingLeadResult(BaseModel):
     measured: int = 0
     # How long before the window's end `spare.window_ending` goes out (0: never).
     window_ending_seconds: int = WINDOW_ENDING_SECONDS
+    # A window starting more than this far ahead is rehearsed unless its request says not.
+    rehearsal_ahead_seconds: int = REHEARSAL_AHEAD_SECONDS
 
 
 class BookingInfo(BaseModel):
@@ -114,6 +124,16 @@ class BookingInfo(BaseModel):
     measured: int = 0
     # The hosts it was moved from while it waited, first to last (cordoned, gone, no room).
     moved_from: list[str] = Field(default_factory=list)
+    rehearsal: RehearsalInfo | None = None
+
+
+class RehearsalInfo(BaseModel):
+    """A booking's rehearsal: its own spare (a child workflow) on the booked host."""
+
+    spare_id: str
+    host: str
+    outcome: Literal["running", "passed", "failed"] = "running"
+    reason: str | None = None
 
 
 class HostUnfit(BaseModel):

@@ -159,6 +159,8 @@ class SpareRequest(VmShape):
     # A booking: Ready when the window starts, held until it ends (then `ttl_seconds` is not
     # used); its room is held from the lead start. Never served by a warm pool.
     window: Window | None = None
+    # Set by a booking on its rehearsal's spare (the booking's id): never served by a warm pool.
+    rehearsal_of: str | None = Field(default=None, max_length=NODE_NAME_MAX)
 
     @field_validator("cluster")
     @classmethod

@@ -32,7 +32,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
-from contracts.booking import WINDOW_ENDING_SECONDS, LeadPolicy
+from contracts.booking import REHEARSAL_AHEAD_SECONDS, WINDOW_ENDING_SECONDS, LeadPolicy
 from contracts.common import TASK_QUEUE
 from contracts.drain import DrainPolicy
 from contracts.warm import WarmPoolSpec
@@ -246,6 +246,10 @@ class Settings(BaseSettings):
     booking_window_ending_seconds: int = Field(default=WINDOW_ENDING_SECONDS, ge=0)
     """How long before a booking's window ends `spare.window_ending` is sent (at once when the
     spare is Ready later than that; 0: never)."""
+    booking_rehearsal_ahead_seconds: int = Field(default=REHEARSAL_AHEAD_SECONDS, ge=0)
+    """A booking whose window starts more than this far ahead is rehearsed unless its request
+    says `window.rehearsal: false`: a spare of its shape made Ready and released on its host
+    at once, so a broken template or host path shows while there is time to fix it."""
     booking_check_seconds: int = Field(default=300, ge=10, le=24 * 3600)
     """How often an inventory's ledger looks at the hosts of its bookings that have not
     started: one cordoned, gone or out of room is left for another host at once (or the
@@ -547,6 +551,7 @@ class Settings(BaseSettings):
             floor_seconds=self.booking_lead_floor_seconds,
             margin_seconds=self.booking_lead_margin_seconds,
             window_ending_seconds=self.booking_window_ending_seconds,
+            rehearsal_ahead_seconds=self.booking_rehearsal_ahead_seconds,
         )
 
     @property

@@ -26,6 +26,7 @@ class EventType(StrEnum):
     WINDOW_ENDING = "spare.window_ending"
     WARM_POOL_SHORT = "warm_pool.short"
     BOOKING_MOVED = "booking.moved"
+    BOOKING_REHEARSAL_FAILED = "booking.rehearsal_failed"
 
 
 EVENT_DESCRIPTIONS: dict[EventType, str] = {
@@ -56,6 +57,11 @@ EVENT_DESCRIPTIONS: dict[EventType, str] = {
         "A warm pool cannot keep its size: no room for another warm spare, or its spares fail "
         "before they are Ready; `data.reason` says which. `data.spare_id` is the pool's "
         "workflow id (`warm-pool-<name>`) and `data.pool` its name. Sent once per shortage."
+    ),
+    EventType.BOOKING_REHEARSAL_FAILED: (
+        "A booking's rehearsal (a spare of its shape made Ready and released on its host ahead "
+        "of the lead start) failed; `data.reason` names the rehearsal's spare and says why. The "
+        "booking stays: there is time to fix the template or the host before its window."
     ),
     EventType.BOOKING_MOVED: (
         "A booking's host was cordoned, left the inventory or lost its room before the "

@@ -227,6 +227,7 @@ SANDBOX_PASSTHROUGH = (
     "workflows.notifier",
     "workflows.progress",
     "workflows.readiness",
+    "workflows.rehearsal",
     "workflows.side_effects",
     "workflows.spare_ids",
     "workflows.spare_release",

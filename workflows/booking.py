@@ -49,6 +49,7 @@ from .held_spare import HeldSpare
 from .ledger_calls import reserve
 from .notifier import Notifier
 from .progress import Progress
+from .rehearsal import Rehearsal
 from .step_failure import StepFailed
 
 # The lead is one query of the ledger: a few tries, then the configured default is no worse.
@@ -71,6 +72,7 @@ class Booking:
         self.measured = 0
         self.lead_seconds = 0
         self.window_ending_seconds = 0
+        self.rehearsal_ahead_seconds = 0
         # The ledger's word that the booked host can no longer hold the booking.
         self._unfit: HostUnfit | None = None
         self._waiting = False
@@ -93,6 +95,7 @@ class Booking:
         )
         self.measured = lead.measured
         self.window_ending_seconds = lead.window_ending_seconds
+        self.rehearsal_ahead_seconds = lead.rehearsal_ahead_seconds
         return self.req.hold(workflow.now(), lead.lead_seconds)
 
     async def wait_for_lead_start(self, reservation: Reservation) -> Reservation:
@@ -111,6 +114,7 @@ class Booking:
         self.progress.enter(Phase.BOOKED, self._booked_on(reservation.host, start))
         metrics.booking(workflow.metric_meter(), "booked", self.progress.metric_cluster)
         self._waiting = True
+        rehearsing = self._rehearse(reservation, start)
         try:
             while (wait := start - workflow.now()) > timedelta(0):
                 try:
@@ -122,9 +126,26 @@ class Booking:
                 except TimeoutError:
                     break
                 reservation = await self._move(reservation, start)
+            if rehearsing is not None:
+                await rehearsing  # done by now, or ends at this instant (bounded by the start)
         finally:
             self._waiting = False
+            if rehearsing is not None and not rehearsing.done():
+                rehearsing.cancel()  # the booking failed or was cancelled meanwhile
         return reservation
+
+    def _rehearse(self, reservation: Reservation, start: datetime) -> asyncio.Task[None] | None:
+        """The rehearsal, beside the wait, if the request asks for one (by default: when the
+        window starts more than `rehearsal_ahead_seconds` ahead)."""
+        wanted = self.window.rehearsal
+        if wanted is None:
+            ahead = self.window.start - workflow.now()
+            wanted = ahead > timedelta(seconds=self.rehearsal_ahead_seconds)
+        booking = self.progress.status.booking
+        if not wanted or booking is None or start <= workflow.now():
+            return None
+        rehearsal = Rehearsal(self.req, booking, self.notifier)
+        return asyncio.create_task(rehearsal.run(reservation.spare_id, reservation.host, start))
 
     def _booked_on(self, host: str, start: datetime) -> str:
         return (

@@ -273,7 +273,9 @@ class PrepareSpare:
         pools = await look_up_configuration(req, self._progress, self._notifier, self._warm)
         self._progress.count_for(req.cluster)  # registered: its metrics may name it
         # A warm pool never serves a booking: its room is held for its window already.
-        claim = await self._warm.claim(pools) if self._booking is None else None
+        # Nor a rehearsal: it is there to make a VM.
+        served = self._booking is None and req.rehearsal_of is None
+        claim = await self._warm.claim(pools) if served else None
         if claim is not None:
             self._vm_attempted = True  # from here a failure or cancel releases the VM
             self._reservation, self._vm = await self._warm.take(claim)

@@ -57,6 +57,7 @@ from contracts.notify import (
 from contracts.spare_ids import EarlierRunInput, EarlierRunResult
 from contracts.vm import CreateVmInput, DestroyVmInput, VmFacts
 from contracts.warm import WarmCandidatesInput, WarmCandidatesResult
+from placement.models import VmRequest
 from webhooks.events import SpareEvent
 
 NOT_READY = ["Ready=False (KubeletNotReady)"]
@@ -98,6 +99,12 @@ class StandIns:
     # look finds a booked host cordoned when it is in `cordoned`.
     other_hosts: list[str] = field(default_factory=list)
     cordoned: set[str] = field(default_factory=set)
+    # A window starting more than this far ahead is rehearsed unless its request says not.
+    rehearsal_ahead_seconds: int = 3600
+    # The create of these VMs fails for good with this message (a broken template).
+    create_refusals: dict[str, str] = field(default_factory=dict)
+    # What each reservation asked placement for.
+    requests: dict[str, VmRequest] = field(default_factory=dict)
 
     def asked(self, name: str) -> list[str]:
         return [subject for called, subject in self.calls if called == name]
@@ -137,6 +144,7 @@ class StandIns:
             if self.reserve != "reserved":
                 return ReserveResult(status=self.reserve, reason="no room on any host")
             self.holds[inp.spare_id] = inp.hold
+            self.requests[inp.spare_id] = inp.request
             host = self.host
             if inp.leaving is not None:
                 self.calls.append(("leaving", inp.leaving.host))
@@ -164,7 +172,9 @@ class StandIns:
         async def booking_lead(inp: BookingLeadInput) -> BookingLeadResult:
             self.calls.append(("booking_lead", inp.inventory))
             return BookingLeadResult(
-                lead_seconds=self.lead_seconds, window_ending_seconds=self.window_ending_seconds
+                lead_seconds=self.lead_seconds,
+                window_ending_seconds=self.window_ending_seconds,
+                rehearsal_ahead_seconds=self.rehearsal_ahead_seconds,
             )
 
         @standin(LedgerActivities.change_hold)
@@ -199,6 +209,12 @@ class StandIns:
         @standin(ProvisioningActivities.create_vm)
         async def create_vm(inp: CreateVmInput) -> VmFacts:
             self.calls.append(("create_vm", inp.spec.name))
+            if inp.spec.name in self.create_refusals:
+                raise ApplicationError(
+                    self.create_refusals[inp.spec.name],
+                    type="ProvisioningFailed",
+                    non_retryable=True,
+                )
             if self.create_runs_until_cancelled:
                 await running_until_cancelled(inp.spec.name)
             return VmFacts(name=inp.spec.name, host=inp.spec.host, ip="10.0.2.15", vmid=101)

@@ -1,17 +1,20 @@
 """A booking on stand-in activities, days in seconds of skipped time: it holds its room from its
 lead start to its window's end, creates nothing before the lead start, is Ready before the
 window opens, held until it ends, and given back at once when cancelled. A booked host that
-is cordoned before the lead start is left for another at once, or the booking fails then."""
+is cordoned before the lead start is left for another at once, or the booking fails then. A
+rehearsal makes, readies and releases a spare of its shape on its host before the lead start;
+one that fails is told, and the booking stays."""
 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from temporalio.client import (
     Client,
+    WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
     WorkflowUpdateFailedError,
@@ -27,6 +30,7 @@ from tests.workflows.standins import StandIns
 from webhooks.events import EventType, HostMove
 from workflows.ledger import InventoryLedger
 from workflows.prepare_spare import PrepareSpare
+from workflows.rehearsal import rehearsal_request
 from workflows.release_spare import ReleaseSpare
 
 LEAD = 600
@@ -57,9 +61,12 @@ def at(status: SpareStatus, phase: Phase) -> datetime:
     return next(step.at for step in status.steps if step.phase == phase)
 
 
-async def two_days_ahead(env: WorkflowEnvironment, hours: float = 4) -> Window:
+async def two_days_ahead(
+    env: WorkflowEnvironment, hours: float = 4, rehearsal: bool | None = False
+) -> Window:
+    """Not rehearsed unless asked: the tests of rehearsals ask (None: by default)."""
     start = (await env.get_current_time()) + timedelta(days=2)
-    return Window(start=start, end=start + timedelta(hours=hours))
+    return Window(start=start, end=start + timedelta(hours=hours), rehearsal=rehearsal)
 
 
 async def test_a_booking_two_days_ahead_is_made_at_its_lead_start_and_ready_before_it_opens(
@@ -484,3 +491,160 @@ async def test_a_worker_stopped_across_the_lead_timer_is_replaced_and_the_spare_
     assert standins.asked("create_vm") == [req.spare_id]
     assert window.start - timedelta(seconds=LEAD) <= at(ready, Phase.CREATING_VM)
     assert at(ready, Phase.READY) < window.start
+
+
+def rehearsal_id(req: SpareRequest, host: str = "bm-1") -> str:
+    return rehearsal_request(req, req.spare_id, host).spare_id
+
+
+async def test_a_rehearsal_makes_readies_and_releases_a_spare_on_the_host_before_the_lead_start(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    env, standins = time_skipping_env, StandIns(lead_seconds=LEAD, receiver="ctrl")
+    window = await two_days_ahead(env, rehearsal=None)  # two days ahead: rehearsed by default
+    req = request(window=window)
+    rehearsal = rehearsal_id(req)
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(env.client, w.task_queue, req)
+        await phase_is(handle, Phase.BOOKED)
+        child = env.client.get_workflow_handle(rehearsal, result_type=SpareResult)
+        rehearsed = await child.result()
+        assert (rehearsed.phase, rehearsed.host, rehearsed.reason) == (
+            Phase.RELEASED,
+            "bm-1",
+            "rehearsal over",
+        )
+        assert (await child.describe()).parent_id == req.spare_id  # its booking's child
+        child_status: SpareStatus = await child.query(PrepareSpare.status)
+        assert at(child_status, Phase.READY) < at(child_status, Phase.RELEASED)
+        assert at(child_status, Phase.RELEASED) < window.start - timedelta(seconds=LEAD)
+        status: SpareStatus = await handle.query(PrepareSpare.status)
+        assert status.phase == Phase.BOOKED
+        assert status.booking is not None and status.booking.rehearsal is not None
+        assert status.booking.rehearsal.model_dump() == {
+            "spare_id": rehearsal,
+            "host": "bm-1",
+            "outcome": "passed",
+            "reason": None,
+        }
+        assert standins.asked("create_vm") == [rehearsal]
+        assert rehearsal in standins.asked("destroy_vm")
+        assert rehearsal in standins.asked("free_capacity")
+        assert standins.requests[rehearsal].node_name_regex == "^bm\\-1$"
+
+        await env.sleep(timedelta(days=2) - timedelta(seconds=LEAD // 2))
+        ready = await phase_is(handle, Phase.READY)
+        assert standins.asked("create_vm") == [rehearsal, req.spare_id]
+        assert at(ready, Phase.READY) < window.start
+        await handle.terminate("test over")
+    # The upgrade controller hears of the booking only, and of no failed rehearsal.
+    assert {e.data.spare_id for _, e in standins.events} == {req.spare_id}
+    assert EventType.BOOKING_REHEARSAL_FAILED not in {e.type for _, e in standins.events}
+
+
+async def test_a_failed_rehearsal_is_told_and_the_booking_stays_and_is_ready_in_time(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    env, standins = time_skipping_env, StandIns(lead_seconds=LEAD, receiver="ctrl")
+    window = await two_days_ahead(env, rehearsal=True)
+    req = request(window=window)
+    rehearsal = rehearsal_id(req)
+    standins.create_refusals[rehearsal] = "template debian-12: no such disk image"
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(env.client, w.task_queue, req)
+        await phase_is(handle, Phase.BOOKED)
+        with pytest.raises(WorkflowFailureError):
+            await env.client.get_workflow_handle(rehearsal).result()
+
+        async def told() -> SpareStatus:
+            status: SpareStatus = await handle.query(PrepareSpare.status)
+            assert status.booking is not None and status.booking.rehearsal is not None
+            assert status.booking.rehearsal.outcome == "failed"
+            return status
+
+        status = await assert_eventually(told)
+        assert status.phase == Phase.BOOKED
+        assert status.booking is not None and status.booking.rehearsal is not None
+        assert status.booking.rehearsal.reason == "template debian-12: no such disk image"
+        failed = [e for _, e in standins.events if e.type == EventType.BOOKING_REHEARSAL_FAILED]
+        assert [(e.data.spare_id, e.data.host, e.data.reason) for e in failed] == [
+            (
+                req.spare_id,
+                "bm-1",
+                f"rehearsal {rehearsal} on bm-1: template debian-12: no such disk image",
+            )
+        ]
+
+        await env.sleep(timedelta(days=2) - timedelta(seconds=LEAD // 2))
+        ready = await phase_is(handle, Phase.READY)
+        assert at(ready, Phase.READY) < window.start
+        await handle.terminate("test over")
+    assert standins.asked("create_vm") == [rehearsal, req.spare_id]
+    assert EventType.FAILED not in {e.type for _, e in standins.events}
+
+
+@pytest.mark.parametrize(
+    ("ahead", "asked", "rehearsed"),
+    [
+        (timedelta(minutes=50), None, False),  # within the hour: not by default
+        (timedelta(minutes=50), True, True),
+        (timedelta(days=2), False, False),
+    ],
+)
+async def test_a_booking_is_rehearsed_when_asked_or_by_default_when_more_than_an_hour_ahead(
+    time_skipping_env: WorkflowEnvironment, ahead: timedelta, asked: bool | None, rehearsed: bool
+) -> None:
+    env, standins = time_skipping_env, StandIns(lead_seconds=LEAD)
+    begins = (await env.get_current_time()) + ahead
+    req = request(window=Window(start=begins, end=begins + timedelta(hours=1), rehearsal=asked))
+    async with new_worker(
+        env.client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(env.client, w.task_queue, req)
+        status = await phase_is(handle, Phase.BOOKED)
+        assert status.booking is not None
+        assert (status.booking.rehearsal is not None) == rehearsed
+        if rehearsed:
+            await env.client.get_workflow_handle(rehearsal_id(req)).result()
+        await handle.terminate("test over")
+    assert standins.asked("create_vm") == ([rehearsal_id(req)] if rehearsed else [])
+
+
+async def test_a_booking_cancelled_while_it_rehearses_gives_its_room_back_and_ends_it(
+    client: Client,
+) -> None:
+    # On the local server, not the time-skipping one: nothing here waits for time, and an
+    # activity cancelled there keeps it from skipping time for the tests after.
+    standins = StandIns(lead_seconds=LEAD, create_runs_until_cancelled=True)
+    begins = datetime.now(UTC) + timedelta(days=2)
+    window = Window(start=begins, end=begins + timedelta(hours=4), rehearsal=True)
+    # A cancel reaches the running create with its next heartbeat: soon.
+    req = request(window=window, timeouts={"heartbeat_seconds": 1})
+    rehearsal = rehearsal_id(req)
+    async with new_worker(
+        client, PrepareSpare, ReleaseSpare, activities=standins.activities()
+    ) as w:
+        handle = await start(client, w.task_queue, req)
+
+        async def rehearsing() -> None:
+            assert standins.asked("create_vm") == [rehearsal]
+
+        await assert_eventually(rehearsing)
+        await handle.cancel()
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()  # not held up by its rehearsal's own undoing
+        assert standins.asked("free_capacity") == [req.spare_id]
+        standins.create_may_stop.set()
+        child = client.get_workflow_handle(rehearsal)
+
+        async def rehearsal_ended() -> None:
+            assert (await child.describe()).status == WorkflowExecutionStatus.CANCELED
+
+        await assert_eventually(rehearsal_ended)
+    assert standins.asked("create_vm cancelled") == [rehearsal]
+    assert rehearsal in standins.asked("destroy_vm")
+    assert rehearsal in standins.asked("free_capacity")

@@ -48,6 +48,8 @@ from .prepare_body_node_selector import PrepareBodyNodeSelector
 from .prepare_body_on_unhealthy import PrepareBodyOnUnhealthy
 from .problem import Problem
 from .problem_inventories_type_0 import ProblemInventoriesType0
+from .rehearsal_info import RehearsalInfo
+from .rehearsal_info_outcome import RehearsalInfoOutcome
 from .release_request import ReleaseRequest
 from .replacement import Replacement
 from .reservation import Reservation
@@ -131,6 +133,8 @@ __all__ = (
     "PrepareBodyOnUnhealthy",
     "Problem",
     "ProblemInventoriesType0",
+    "RehearsalInfo",
+    "RehearsalInfoOutcome",
     "ReleaseRequest",
     "Replacement",
     "Reservation",

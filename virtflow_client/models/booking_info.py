@@ -13,6 +13,7 @@ from typing import cast
 import datetime
 
 if TYPE_CHECKING:
+  from ..models.rehearsal_info import RehearsalInfo
   from ..models.window import Window
 
 
@@ -33,6 +34,7 @@ class BookingInfo:
             lead_start (datetime.datetime):
             measured (int | Unset):  Default: 0.
             moved_from (list[str] | Unset):
+            rehearsal (None | RehearsalInfo | Unset):
      """
 
     window: Window
@@ -40,6 +42,7 @@ class BookingInfo:
     lead_start: datetime.datetime
     measured: int | Unset = 0
     moved_from: list[str] | Unset = UNSET
+    rehearsal: None | RehearsalInfo | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -47,6 +50,7 @@ class BookingInfo:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.rehearsal_info import RehearsalInfo # noqa: PLC0415
         from ..models.window import Window # noqa: PLC0415
         window = self.window.to_dict()
 
@@ -62,6 +66,14 @@ class BookingInfo:
 
 
 
+        rehearsal: dict[str, Any] | None | Unset
+        if isinstance(self.rehearsal, Unset):
+            rehearsal = UNSET
+        elif isinstance(self.rehearsal, RehearsalInfo):
+            rehearsal = self.rehearsal.to_dict()
+        else:
+            rehearsal = self.rehearsal
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -74,6 +86,8 @@ class BookingInfo:
             field_dict["measured"] = measured
         if moved_from is not UNSET:
             field_dict["moved_from"] = moved_from
+        if rehearsal is not UNSET:
+            field_dict["rehearsal"] = rehearsal
 
         return field_dict
 
@@ -81,6 +95,7 @@ class BookingInfo:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.rehearsal_info import RehearsalInfo # noqa: PLC0415
         from ..models.window import Window # noqa: PLC0415
         d = dict(src_dict)
         window = Window.from_dict(d.pop("window"))
@@ -100,12 +115,33 @@ class BookingInfo:
         moved_from = cast(list[str], d.pop("moved_from", UNSET))
 
 
+        def _parse_rehearsal(data: object) -> None | RehearsalInfo | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                rehearsal_type_0 = RehearsalInfo.from_dict(data)
+
+
+
+                return rehearsal_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | RehearsalInfo | Unset, data)
+
+        rehearsal = _parse_rehearsal(d.pop("rehearsal", UNSET))
+
+
         booking_info = cls(
             window=window,
             lead_seconds=lead_seconds,
             lead_start=lead_start,
             measured=measured,
             moved_from=moved_from,
+            rehearsal=rehearsal,
         )
 
 

@@ -2,6 +2,7 @@ from enum import StrEnum
 
 class EventType(StrEnum):
     BOOKING_MOVED = "booking.moved"
+    BOOKING_REHEARSAL_FAILED = "booking.rehearsal_failed"
     SPARE_FAILED = "spare.failed"
     SPARE_READY = "spare.ready"
     SPARE_RELEASED = "spare.released"

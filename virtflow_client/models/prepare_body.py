@@ -75,6 +75,7 @@ class PrepareBody:
             timeouts (ActivityTimeouts | Unset):
             warm_pool (None | str | Unset):
             window (None | Unset | Window):
+            rehearsal_of (None | str | Unset):
             count (int | Unset): How many spares; more than one form a group (`anti_affinity_group`, default the request_id,
                 scope host) that anti-affinity and `topology_spread` count Default: 1.
             partial (bool | Unset): With `count` > 1: false (default) reserves all N spares together or none (409
@@ -120,6 +121,7 @@ class PrepareBody:
     timeouts: ActivityTimeouts | Unset = UNSET
     warm_pool: None | str | Unset = UNSET
     window: None | Unset | Window = UNSET
+    rehearsal_of: None | str | Unset = UNSET
     count: int | Unset = 1
     partial: bool | Unset = False
 
@@ -302,6 +304,12 @@ class PrepareBody:
         else:
             window = self.window
 
+        rehearsal_of: None | str | Unset
+        if isinstance(self.rehearsal_of, Unset):
+            rehearsal_of = UNSET
+        else:
+            rehearsal_of = self.rehearsal_of
+
         count = self.count
 
         partial = self.partial
@@ -383,6 +391,8 @@ class PrepareBody:
             field_dict["warm_pool"] = warm_pool
         if window is not UNSET:
             field_dict["window"] = window
+        if rehearsal_of is not UNSET:
+            field_dict["rehearsal_of"] = rehearsal_of
         if count is not UNSET:
             field_dict["count"] = count
         if partial is not UNSET:
@@ -685,6 +695,16 @@ class PrepareBody:
         window = _parse_window(d.pop("window", UNSET))
 
 
+        def _parse_rehearsal_of(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        rehearsal_of = _parse_rehearsal_of(d.pop("rehearsal_of", UNSET))
+
+
         count = d.pop("count", UNSET)
 
         partial = d.pop("partial", UNSET)
@@ -728,6 +748,7 @@ class PrepareBody:
             timeouts=timeouts,
             warm_pool=warm_pool,
             window=window,
+            rehearsal_of=rehearsal_of,
             count=count,
             partial=partial,
         )

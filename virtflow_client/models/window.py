@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 from typing import cast
 import datetime
 
@@ -27,10 +28,12 @@ class Window:
         Attributes:
             start (datetime.datetime):
             end (datetime.datetime):
+            rehearsal (bool | None | Unset):
      """
 
     start: datetime.datetime
     end: datetime.datetime
+    rehearsal: bool | None | Unset = UNSET
 
 
 
@@ -41,6 +44,12 @@ class Window:
 
         end = self.end.isoformat()
 
+        rehearsal: bool | None | Unset
+        if isinstance(self.rehearsal, Unset):
+            rehearsal = UNSET
+        else:
+            rehearsal = self.rehearsal
+
 
         field_dict: dict[str, Any] = {}
 
@@ -48,6 +57,8 @@ class Window:
             "start": start,
             "end": end,
         })
+        if rehearsal is not UNSET:
+            field_dict["rehearsal"] = rehearsal
 
         return field_dict
 
@@ -66,9 +77,20 @@ class Window:
 
 
 
+        def _parse_rehearsal(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        rehearsal = _parse_rehearsal(d.pop("rehearsal", UNSET))
+
+
         window = cls(
             start=start,
             end=end,
+            rehearsal=rehearsal,
         )
 
         return window

@@ -1,6 +1,7 @@
-"""On the whole stack: the ledger looks at its bookings' hosts in the inventory, and a booked
-host cordoned there is left for another through the ledger, which then holds the booking's
-room on the new host only."""
+"""Bookings on the whole stack (the lab hypervisor's API, the lab cluster, the real ledger): a
+booked host cordoned in the inventory is left for another through the ledger, which then holds
+the booking's room on the new host only; a rehearsal makes a real VM on the booked host, sees
+its Node Ready, and gives everything back."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ async def test_a_cordoned_booked_host_is_left_for_another_and_the_ledger_holds_t
     stack: Stack,
 ) -> None:
     start = datetime.now(UTC) + timedelta(hours=2)
-    req = stack.request(cpu=4, window=Window(start=start, end=start + timedelta(hours=1)))
+    window = Window(start=start, end=start + timedelta(hours=1), rehearsal=False)
+    req = stack.request(cpu=4, window=window)
     handle = await stack.start(req)
     await wait_phase(handle, Phase.BOOKED)
     booked: SpareStatus = await handle.query(PrepareSpare.status)
@@ -71,3 +73,33 @@ async def test_a_cordoned_booked_host_is_left_for_another_and_the_ledger_holds_t
     with pytest.raises(WorkflowFailureError):
         await handle.result()
     assert await ledger_reservations(stack) == []
+
+
+async def test_a_rehearsal_makes_a_vm_on_the_booked_host_and_gives_it_all_back(
+    stack: Stack,
+) -> None:
+    start = datetime.now(UTC) + timedelta(hours=2)
+    req = stack.request(cpu=4, window=Window(start=start, end=start + timedelta(hours=1)))
+    handle = await stack.start(req)
+    await wait_phase(handle, Phase.BOOKED)
+
+    async def rehearsed() -> SpareStatus:
+        status: SpareStatus = await handle.query(PrepareSpare.status)
+        assert status.booking is not None and status.booking.rehearsal is not None
+        assert status.booking.rehearsal.outcome == "passed", status.booking.rehearsal
+        return status
+
+    status = await assert_eventually(rehearsed, timeout=60)
+    assert status.phase == Phase.BOOKED and status.booking is not None
+    rehearsal = status.booking.rehearsal
+    assert rehearsal is not None and rehearsal.host == status.host
+    assert stack.lab.hypervisor.created == [rehearsal.spare_id]
+    assert stack.lab.hypervisor.vms == {}  # destroyed
+    held = [(r.spare_id, r.host) for r in await ledger_reservations(stack)]
+    assert held == [(req.spare_id, status.host)]
+    # The upgrade controller hears of the booking only.
+    assert await stack.events(rehearsal.spare_id) == []
+
+    await handle.cancel()
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
