@@ -13,6 +13,9 @@ inventory read and two Temporal calls per request.
   With it, the spare's word on whether a warm pool serves it, which does not change either.
 - **One start per spare id at a time**: concurrent POSTs of one request_id wait for the first
   one's start and its memo, instead of each starting and describing the workflow.
+- **One question to a ledger at a time**: concurrent POSTs that ask an inventory's ledger
+  whether it holds bookings share the one query in flight (each query is a workflow task on
+  the ledger, which answers one at a time).
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ class Admission:
         self._known_spares = known_spares
         self._known: OrderedDict[str, Started] = OrderedDict()
         self._starting: dict[str, asyncio.Future[Started]] = {}
+        self._asking: dict[str, asyncio.Future[bool]] = {}
 
     async def snapshot(
         self, inventory: str, read: Callable[[], Awaitable[Snapshot]], fresh: bool = False
@@ -76,6 +80,14 @@ class Admission:
         found = await _once_at_a_time(self._reading, inventory, read)
         self._snapshots[inventory] = (now, found)
         return found, True
+
+    def knows(self, spare_id: str) -> bool:
+        """Whether a POST of this spare was answered already (a repeat of its request_id)."""
+        return spare_id in self._known
+
+    async def has_bookings(self, inventory: str, ask: Callable[[], Awaitable[bool]]) -> bool:
+        """`ask`'s answer, shared by every caller asking about `inventory` meanwhile."""
+        return await _once_at_a_time(self._asking, inventory, ask)
 
     async def started(self, spare_id: str, start: Callable[[], Awaitable[Started]]) -> Started:
         """What is known of spare `spare_id`, or what `start` learns (it starts the spare or

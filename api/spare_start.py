@@ -242,22 +242,31 @@ async def start_spare(
     """Start PrepareSpare, or find the one this request already started (same id, same body)."""
     await check_request(settings, request, admission)
     digest = request_hash(request)
+    repeat = admission is not None and admission.knows(request.spare_id)
     start = _start_one(client, settings, request, digest, admission=admission, ask_warm=True)
-    if request.wait_for_capacity:
-        return await start  # it waits for room: the ledger's first answer says nothing final
+    if request.wait_for_capacity or repeat:
+        # It waits for room (the ledger's first answer says nothing final), or the request
+        # was answered already: its first POST asked.
+        return await start
     accepted, bookings = await asyncio.gather(
-        start, _ledger_has_bookings(client, settings, request.inventory)
+        start, _ledger_has_bookings(client, settings, request.inventory, admission)
     )
     if bookings and accepted.warm is None:
         await _refuse_if_no_room(client, request)
     return accepted
 
 
-async def _ledger_has_bookings(client: Client, settings: Settings, inventory: str) -> bool:
+async def _ledger_has_bookings(
+    client: Client, settings: Settings, inventory: str, admission: Admission | None
+) -> bool:
     # Only a worker answers the query: without one, the POST does not wait for it.
     if not await _worker_polls(client, settings.task_queue):
         return False
-    return await ledger_has_bookings(client, inventory, HAS_BOOKINGS_WAIT)
+
+    async def ask() -> bool:
+        return await ledger_has_bookings(client, inventory, HAS_BOOKINGS_WAIT)
+
+    return await (admission.has_bookings(inventory, ask) if admission is not None else ask())
 
 
 async def _refuse_if_no_room(client: Client, request: SpareRequest) -> None:
