@@ -46,7 +46,7 @@ lint: $(STAMP)
 TEST_WORKERS ?= 2
 test: lint chromium kubectl promtool libvirt sshd guest-image
 	PATH="$(CURDIR)/$(BIN):$$PATH" ANSIBLE_COLLECTIONS_PATH="$(CURDIR)/.virtflow/collections" \
-		$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
+		$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 # The lowest versions the dependency bounds allow, in a venv of their own, and the tests of the
 # pure parts and the HTTP API on them: a lower bound that is not true fails here.

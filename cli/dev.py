@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import random
 import signal
 import socket
 import sys
@@ -73,18 +74,38 @@ class PortBusy(Exception):
         self.port = port
 
 
-def free_ports() -> LabPorts:
-    """Ports the kernel hands out now; for the demo, which must not clash with a running dev."""
-    socks = []
+# Below the kernel's ephemeral range, which outgoing connections draw from: a port chosen
+# there can be taken by any client socket between choosing it and binding it.
+_FREE_PORTS_FLOOR = 10_000
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def _ephemeral_floor() -> int:
     try:
-        for _ in fields(LabPorts):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind(("127.0.0.1", 0))
-            socks.append(sock)
-        return LabPorts(*(s.getsockname()[1] for s in socks))
-    finally:
-        for sock in socks:
-            sock.close()
+        return int(_EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768
+
+
+def free_ports() -> LabPorts:
+    """Free ports for the demo and tests, which must not clash with a running dev: random ones
+    below the ephemeral range, each seen free, so only another explicit bind can race them."""
+    chosen: list[int] = []
+    ceiling = _ephemeral_floor()
+    if ceiling - _FREE_PORTS_FLOOR < 1_000:  # an unusual range: take any port, as the kernel would
+        ceiling = 65_536
+    candidates = random.sample(range(_FREE_PORTS_FLOOR, ceiling), 200)
+    for port in candidates:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        chosen.append(port)
+        if len(chosen) == len(fields(LabPorts)):
+            return LabPorts(*chosen)
+    raise OSError(f"fewer than {len(fields(LabPorts))} free ports below {ceiling}")
 
 
 def check_ports(ports: LabPorts) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -15,12 +14,15 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from cli.dev import free_ports
 from contracts.common import SEARCH_ATTRIBUTES
 from runtime.temporal_binaries import DEV_SERVER_DYNAMIC_CONFIG, temporal_cli, temporal_test_server
 from tests.known_secrets import SCANNED
 from tests.security.secret_scan import SecretScan
 
 SECRET_SCAN = SecretScan(SCANNED)
+
+pytest_plugins = ["tests.watchdog"]
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # A pytest-xdist worker starts with COLUMNS=80 and LINES=24 set, which rich reads once, when
@@ -56,10 +58,7 @@ def pytest_testnodedown(node: Any, error: object) -> None:
 @pytest.fixture(scope="session")
 def temporal_ui_port() -> int:
     """The dev server's web UI port (the UI screenshot test opens it)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+    return free_ports().temporal_ui
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@ use, is refused before any workflow exists."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -125,9 +126,14 @@ async def test_clusters_show_their_api_server_reachability_spares_and_budget(
         assert b["max_spares"] is None
 
 
+# The count the clusters list shows comes from visibility, which other tests' spares share:
+# a name of this test's own keeps them out of it.
+BUDGETED = f"budgeted-{uuid.uuid4().hex[:8]}"
+
+
 def budget_of_two(settings: Settings) -> Settings:
-    lab = ClusterConfig(kubeconfig=settings.kubeconfig, max_spares=2)
-    return settings.model_copy(update={"kubeconfig": None, "clusters": {"lab": lab}})
+    budgeted = ClusterConfig(kubeconfig=settings.kubeconfig, max_spares=2)
+    return settings.model_copy(update={"kubeconfig": None, "clusters": {BUDGETED: budgeted}})
 
 
 async def test_count_past_the_budget_is_409_naming_it_and_its_use(
@@ -135,7 +141,11 @@ async def test_count_past_the_budget_is_409_naming_it_and_its_use(
 ) -> None:
     async with live_stack(client, task_queue, tmp_path, configure=budget_of_two) as live:
         api = live.api
-        three = spare_body(inventory=live.stack.inventory, count=3)
+
+        def body(count: int) -> dict[str, object]:
+            return spare_body(inventory=live.stack.inventory, cluster=BUDGETED, count=count)
+
+        three = body(3)
         refused = await api.post("/v1/spares", json=three)
         assert refused.status_code == 409, refused.text
         problem = refused.json()
@@ -145,28 +155,25 @@ async def test_count_past_the_budget_is_409_naming_it_and_its_use(
             0,
         )
         assert problem["detail"].startswith(
-            "cluster 'lab' is at its surge budget: 0 of max_spares 2 spares in use, "
+            f"cluster '{BUDGETED}' is at its surge budget: 0 of max_spares 2 spares in use, "
             "3 more asked for. Nothing was reserved"
         )
         started = await live.stack.client.count_workflows(
-            f"WorkflowId STARTS_WITH 'spare-lab-{three['request_id']}'"
+            f"WorkflowId STARTS_WITH 'spare-{BUDGETED}-{three['request_id']}'"
         )
         assert started.count == 0
 
-        two = spare_body(inventory=live.stack.inventory, count=2)
-        answer = await api.post("/v1/spares", json=two)
+        answer = await api.post("/v1/spares", json=body(2))
         assert answer.status_code == 202, answer.text
         for spare_id in answer.json()["spares"]:
             await live.phase_becomes(spare_id, "ready")
-        one_more = await api.post(
-            "/v1/spares", json=spare_body(inventory=live.stack.inventory, count=2)
-        )
+        one_more = await api.post("/v1/spares", json=body(2))
         assert one_more.status_code == 409, one_more.text
         assert (one_more.json()["budget"], one_more.json()["in_use"]) == (2, 2)
 
         async def both_in_use() -> None:
-            (lab,) = (await api.get("/v1/clusters")).json()["clusters"]
-            assert (lab["spares_in_use"], lab["max_spares"]) == (2, 2)
+            (budgeted,) = (await api.get("/v1/clusters")).json()["clusters"]
+            assert (budgeted["spares_in_use"], budgeted["max_spares"]) == (2, 2)
 
         await assert_eventually(both_in_use)
         for spare_id in answer.json()["spares"]:
