@@ -10,8 +10,6 @@ started. It is deterministic (the look is an activity whose answer is in the his
 interval comes with it from the worker's settings) and testable with a stand-in activity and
 skipped time. The booking moves itself, so a move and its lead start never race: only a
 booking still waiting asks the ledger for another host.
-
-Plain deterministic code with no module state: passed through the sandbox (worker/worker.py).
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@ for another host when its ledger says its host can no longer hold it: booked_hos
 end of its hold at its window's end with `spare.window_ending` ahead of it, and the
 create-to-Ready times every spare tells its inventory's ledger (the leads of later bookings
 are measured from them).
-
-Plain deterministic code with no module state: passed through the sandbox (worker/worker.py).
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ The ledger answers at once when a host fits. Without one, a spare with `wait_for
 waits in the ledger's queue until the ledger signals the grant (PrepareSpare's signal handler
 passes it to `granted`) or its capacity deadline passes; then it withdraws. A booking is
 answered at once, for its window, or refused: it never waits in the queue.
-
-Plain deterministic code with no module state: passed through the sandbox (worker/worker.py).
 """
 
 from __future__ import annotations

@@ -2,8 +2,6 @@
 
 Two lookups (local activities): the receivers' plan (which receivers hear the spare, refused
 if the request names one its cluster may not use) and the warm pools that could serve it.
-
-Plain deterministic code with no module state: passed through the sandbox (worker/worker.py).
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 The status is what the status Query answers; the search attributes are what `list` filters
 on; the details line is what the Temporal UI shows. A phase change updates all three, plus
 the phase metrics, so they never disagree.
-
-Plain deterministic code with no module state: passed through the sandbox (worker/worker.py).
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ One look at the Node as soon as the VM exists (a VM that boots fast is Ready by 
 probe, no `waiting_ready` phase); then probes in bounded rounds, each an activity that waits
 for the Node, so the UI shows what is still missing between rounds. virtflow puts the
 spare's labels and taints on the Node itself once it registers, whatever the guest did.
-
-Plain deterministic code with no module state: passed through the sandbox (worker/worker.py).
 """
 
 from __future__ import annotations

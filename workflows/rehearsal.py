@@ -11,8 +11,6 @@ the booking and nothing is over-committed. It is released as soon as it is Ready
 is asked for at its start: a spare honours that once Ready), and its create-to-Ready time
 feeds the inventory's ledger like any spare's. A rehearsal still running at the lead start is
 cancelled (its own compensation cleans up) and counts as failed.
-
-Plain deterministic code with no module state: passed through the sandbox (worker/worker.py).
 """
 
 from __future__ import annotations

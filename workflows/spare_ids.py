@@ -1,7 +1,4 @@
-"""A spare id names one spare, ever: a second run under a used id stops before it starts.
-
-Plain deterministic code with no module state: passed through the sandbox (worker/worker.py).
-"""
+"""A spare id names one spare, ever: a second run under a used id stops before it starts."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The create-VM step of a spare: one call of the provisioner, with the retries it deserves.
-
-Plain deterministic code with no module state: passed through the sandbox (worker/worker.py).
-"""
+"""The create-VM step of a spare: one call of the provisioner, with the retries it deserves."""
 
 from __future__ import annotations
 

@@ -5,8 +5,6 @@ A request some warm pool's spares would satisfy whole first asks those pools for
 relabels the Node; a miss (the common case costs no round trip: no pool matches) goes the
 usual way through the ledger. A warm pool's own spare marks its Node warm once Ready and
 reports to its pool (`become_warm`, `report_to_pool`).
-
-Plain deterministic code with no module state: passed through the sandbox (worker/worker.py).
 """
 
 from __future__ import annotations
