@@ -94,9 +94,13 @@ async def client(temporal_env: WorkflowEnvironment) -> Client:
     return temporal_env.client
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
-    """The time-skipping test server: timers of hours pass in milliseconds."""
+    """The time-skipping test server: timers of hours pass in milliseconds.
+
+    One per test (it starts in about 0.1 s): the server skips time only while nothing is in
+    flight anywhere on it, so an activity a finished test left running would hold time to the
+    wall clock for every later test until that activity's own timeout, half an hour or more."""
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=str(temporal_test_server()),
         data_converter=pydantic_data_converter,
