@@ -5,7 +5,7 @@ carry a spare's request to it (workflows cannot send Updates to other workflows)
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from temporalio.common import RetryPolicy
@@ -29,11 +29,13 @@ __all__ = [
     "WAITERS_QUERY",
     "ChangeHoldInput",
     "ChangeHoldResult",
+    "ClusterCall",
     "FreeInput",
     "FreeResult",
     "GroupMember",
     "Hold",
     "Leaving",
+    "LedgerCall",
     "LedgerState",
     "Reservation",
     "ReserveGroupInput",
@@ -146,6 +148,36 @@ class LedgerState(BaseModel):
     booked_hosts_checked_at: datetime | None = None
 
 
+class LedgerCall(BaseModel):
+    """What every call to an inventory's ledger carries: whose ledger, where the activities
+    that carry it run, and their timeouts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    inventory: str
+    task_queue: str
+    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
+
+    @property
+    def ledger_id(self) -> str:
+        return ledger_workflow_id(self.inventory)
+
+
+class ClusterCall(LedgerCall):
+    """A ledger call for room that counts against a cluster (and its surge budget)."""
+
+    # The cluster's surge budget; None: no budget.
+    budget: Budget | None = None
+    # The cluster (a budget's, when not given); None: a request of no cluster.
+    cluster: str | None = None
+
+    @model_validator(mode="after")
+    def _cluster_of_budget(self) -> Self:
+        if self.cluster is None and self.budget is not None:
+            self.cluster = self.budget.cluster
+        return self
+
+
 class Leaving(BaseModel):
     """A booking leaving a host that can no longer hold it: its reservation there is placed
     again over the same hold (its `move`-th move, which keeps each move's update apart)."""
@@ -154,17 +186,12 @@ class Leaving(BaseModel):
     move: int = Field(ge=1)
 
 
-class ReserveInput(BaseModel):
+class ReserveInput(ClusterCall):
     """A spare's request for room. The VM is named after the spare (`request.name`)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    inventory: str
-    task_queue: str
     request: VmRequest
     wait_for_capacity: bool = False
     priority: int = 0
-    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
     # A warm pool's spare: its room is taken back for a real request that needs it.
     warm_pool: str | None = None
     # When the spare holds its room (an ordinary spare: until its TTL can have ended; a
@@ -172,16 +199,6 @@ class ReserveInput(BaseModel):
     hold: Hold | None = None
     # A booking whose host became unfit: placed again, anywhere but where it cannot be held.
     leaving: Leaving | None = None
-    # The spare's cluster's surge budget; None: no budget.
-    budget: Budget | None = None
-    # The spare's cluster (a budget's, when not given); None: a request of no cluster.
-    cluster: str | None = None
-
-    @model_validator(mode="after")
-    def _cluster_of_budget(self) -> ReserveInput:
-        if self.cluster is None and self.budget is not None:
-            self.cluster = self.budget.cluster
-        return self
 
     @property
     def spare_id(self) -> str:
@@ -199,10 +216,6 @@ class ReserveInput(BaseModel):
         """A hold that starts later: it neither waits nor takes room back from warm spares."""
         return self.hold is not None and self.hold.start is not None
 
-    @property
-    def ledger_id(self) -> str:
-        return ledger_workflow_id(self.inventory)
-
 
 class ReserveResult(BaseModel):
     status: Literal["reserved", "queued", "no_capacity", "never_fits"]
@@ -219,27 +232,10 @@ class GroupMember(BaseModel):
     hold: Hold | None = None
 
 
-class ReserveGroupInput(BaseModel):
+class ReserveGroupInput(ClusterCall):
     """All members of one request (`count: N`), reserved together or not at all."""
 
-    task_queue: str
-    inventory: str
     members: list[GroupMember] = Field(min_length=1)
-    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
-    # The members' cluster's surge budget; None: no budget.
-    budget: Budget | None = None
-    # The members' cluster (a budget's, when not given); None: a request of no cluster.
-    cluster: str | None = None
-
-    @model_validator(mode="after")
-    def _cluster_of_budget(self) -> ReserveGroupInput:
-        if self.cluster is None and self.budget is not None:
-            self.cluster = self.budget.cluster
-        return self
-
-    @property
-    def ledger_id(self) -> str:
-        return ledger_workflow_id(self.inventory)
 
 
 class ReserveGroupResult(BaseModel):
@@ -256,17 +252,8 @@ class ReserveGroupResult(BaseModel):
     in_use: int | None = None
 
 
-class FreeInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    inventory: str
-    task_queue: str
+class FreeInput(LedgerCall):
     spare_id: str
-    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
-
-    @property
-    def ledger_id(self) -> str:
-        return ledger_workflow_id(self.inventory)
 
 
 class FreeResult(BaseModel):

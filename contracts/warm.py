@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from placement.models import VmRequest, VmShape
 
-from .ledger import Reservation, ledger_workflow_id
+from .ledger import LedgerCall, Reservation
 from .timeouts import ActivityTimeouts
 from .vm import VmFacts
 
@@ -202,25 +202,16 @@ class HandOverResult(BaseModel):
     vm: VmFacts | None = None
 
 
-class TransferInput(BaseModel):
+class TransferInput(LedgerCall):
     """The ledger moves the warm spare's reservation to the spare that claimed it."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    inventory: str
-    task_queue: str
     from_spare_id: str
     to_spare_id: str
     # The claiming request's group: anti-affinity counts the VM as its member now.
     anti_affinity_group: str | None = None
-    timeouts: ActivityTimeouts = Field(default_factory=ActivityTimeouts)
     # The pool's (and so the claimant's) cluster: the claimed spare counts against its
     # surge budget from now on.
     cluster: str | None = None
-
-    @property
-    def ledger_id(self) -> str:
-        return ledger_workflow_id(self.inventory)
 
 
 class TransferResult(BaseModel):
