@@ -16,6 +16,8 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validato
 from placement.holds import Hold
 from placement.reservations import Reservation
 
+from .ledger import HeldRoom
+
 # Signal to an inventory's ledger: a spare's create-to-Ready time, for the leads of bookings.
 READY_TIME_SIGNAL = "ready_time"
 # Query of an inventory's ledger: the recent create-to-Ready times of a template.
@@ -174,7 +176,7 @@ class WindowChange(BaseModel):
     end: AwareDatetime
 
 
-class WindowChangeResult(BaseModel):
+class WindowChangeResult(HeldRoom):
     """`changed`: the window (and the room it holds) ends at the new end; `no_capacity`:
     nothing changed, the room is held by `held_by` (its own cluster's spares) and
     `held_by_others` spares of other clusters from `free_until`, free again from
@@ -182,8 +184,3 @@ class WindowChangeResult(BaseModel):
 
     status: Literal["changed", "no_capacity"]
     window: Window
-    reason: str | None = None
-    held_by: list[str] = Field(default_factory=list)
-    held_by_others: int = 0
-    free_until: datetime | None = None
-    free_again_at: datetime | None = None

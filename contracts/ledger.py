@@ -33,10 +33,12 @@ __all__ = [
     "FreeInput",
     "FreeResult",
     "GroupMember",
+    "HeldRoom",
     "Hold",
     "Leaving",
     "LedgerCall",
     "LedgerState",
+    "Refusal",
     "Reservation",
     "ReserveGroupInput",
     "ReserveGroupResult",
@@ -217,13 +219,29 @@ class ReserveInput(ClusterCall):
         return self.hold is not None and self.hold.start is not None
 
 
-class ReserveResult(BaseModel):
+class Refusal(BaseModel):
+    """Why the ledger did not give the room asked for (empty when it did)."""
+
+    reason: str | None = None
+    # The reservations of the asker's own cluster holding the room it wanted, within its
+    # hold (`reason` counts those of other clusters, unnamed).
+    held_by: list[str] = Field(default_factory=list)
+
+
+class HeldRoom(Refusal):
+    """A refusal to hold room longer: who holds it, and when it could be had."""
+
+    # How many spares of other clusters hold it (not named).
+    held_by_others: int = 0
+    # The latest end the room allows now, and when it is free again after what is in the
+    # way (None: not while anything known holds it).
+    free_until: datetime | None = None
+    free_again_at: datetime | None = None
+
+
+class ReserveResult(Refusal):
     status: Literal["reserved", "queued", "no_capacity", "never_fits"]
     reservation: Reservation | None = None
-    reason: str | None = None
-    # Not reserved: the reservations of its own cluster holding the room it wanted, within
-    # its hold (`reason` counts those of other clusters, unnamed).
-    held_by: list[str] = Field(default_factory=list)
 
 
 class GroupMember(BaseModel):
@@ -238,16 +256,12 @@ class ReserveGroupInput(ClusterCall):
     members: list[GroupMember] = Field(min_length=1)
 
 
-class ReserveGroupResult(BaseModel):
+class ReserveGroupResult(Refusal):
     """`reserved` (every member holds a reservation) or nothing reserved, with why."""
 
     status: Literal["reserved", "no_capacity", "never_fits", "over_budget"]
     reservations: list[Reservation] = Field(default_factory=list)
     placeable: int = Field(description="How many members could be placed together now")
-    reason: str | None = None
-    # Not reserved: the reservations of the members' cluster holding the room they wanted,
-    # within their holds (`reason` counts those of other clusters, unnamed).
-    held_by: list[str] = Field(default_factory=list)
     # over_budget: the cluster's spares in use before this request.
     in_use: int | None = None
 
@@ -266,21 +280,13 @@ class ChangeHoldInput(FreeInput):
     end: datetime
 
 
-class ChangeHoldResult(BaseModel):
+class ChangeHoldResult(HeldRoom):
     """`changed` (the reservation holds until the new end), `no_capacity` (its host has no
-    room for the extension: nothing changed), or `not_held` (the ledger holds nothing for it)."""
+    room for the extension: nothing changed, the refusal says why), or `not_held` (the
+    ledger holds nothing for it)."""
 
     status: Literal["changed", "no_capacity", "not_held"]
     reservation: Reservation | None = None
-    reason: str | None = None
-    # no_capacity: the reservations of the spare's own cluster in the way, and how many of
-    # other clusters (not named).
-    held_by: list[str] = Field(default_factory=list)
-    held_by_others: int = 0
-    # no_capacity: the latest end the room allows now, and when it is free again after
-    # what is in the way (None: not while anything known holds it).
-    free_until: datetime | None = None
-    free_again_at: datetime | None = None
 
 
 class SpareRunsInput(BaseModel):

@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         LEDGER_RETRY,
         ChangeHoldInput,
         ChangeHoldResult,
+        HeldRoom,
         Hold,
         Leaving,
         Reservation,
@@ -251,11 +252,7 @@ class Booking:
                 WindowChangeResult(
                     status="no_capacity",
                     window=self.window,
-                    reason=answer.reason,
-                    held_by=answer.held_by,
-                    held_by_others=answer.held_by_others,
-                    free_until=answer.free_until,
-                    free_again_at=answer.free_again_at,
+                    **answer.model_dump(include=set(HeldRoom.model_fields)),
                 ),
                 answer.reservation,
             )
