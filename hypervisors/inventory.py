@@ -14,6 +14,7 @@ import hashlib
 import importlib
 import os
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,13 +56,25 @@ def content_version(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()
 
 
+class VersionedSource(ABC):
+    """A source that can tell the version of its bytes, so an unchanged inventory is neither
+    parsed nor validated again; `load` is its read with no version to compare."""
+
+    @abstractmethod
+    async def read_if_changed(self, version: str | None) -> InventoryRead | None:
+        """The document and its version, or None when the bytes are still at `version`."""
+
+    async def load(self) -> dict[str, Any]:
+        read = await self.read_if_changed(None)
+        assert read is not None  # no version given: always read
+        return read.document
+
+
 async def read_if_changed(source: InventorySource, version: str | None) -> InventoryRead | None:
     """The source's document and version, or None when its content is still at `version`
     (nothing parsed). A source that cannot tell a version is loaded every time."""
-    conditional = getattr(source, "read_if_changed", None)
-    if conditional is not None:
-        read: InventoryRead | None = await conditional(version)
-        return read
+    if isinstance(source, VersionedSource):
+        return await source.read_if_changed(version)
     return InventoryRead(await source.load())
 
 
@@ -91,7 +104,7 @@ def check_document(where: str, data: object) -> dict[str, Any]:
     return data
 
 
-class FileInventory:
+class FileInventory(VersionedSource):
     """A YAML or JSON file (YAML is a superset of JSON, so one parser reads both)."""
 
     def __init__(self, path: Path) -> None:
@@ -99,11 +112,6 @@ class FileInventory:
         # (version, status) of the last read whose status had settled: the same status again
         # means the same bytes, and nothing is read.
         self._settled: tuple[str, tuple[int, ...]] | None = None
-
-    async def load(self) -> dict[str, Any]:
-        read = await self.read_if_changed(None)
-        assert read is not None  # no version given: always read
-        return read.document
 
     async def read_if_changed(self, version: str | None) -> InventoryRead | None:
         """The file parsed, unless its bytes are still those of `version`."""
@@ -136,7 +144,7 @@ class FileInventory:
         return (None if read == version else body), read
 
 
-class HttpInventory:
+class HttpInventory(VersionedSource):
     """An inventory served over HTTP, e.g. the lab hypervisor's `GET /inventory`."""
 
     def __init__(
@@ -146,11 +154,6 @@ class HttpInventory:
         self.timeout = timeout
         # The worker's connection pool, not a new client per read.
         self._http = http or HttpClient()
-
-    async def load(self) -> dict[str, Any]:
-        read = await self.read_if_changed(None)
-        assert read is not None  # no version given: always read
-        return read.document
 
     async def read_if_changed(self, version: str | None) -> InventoryRead | None:
         """The answer parsed, unless its body is still that of `version`."""
