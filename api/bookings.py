@@ -40,7 +40,7 @@ from contracts.spare import PREPARE_SPARE
 from runtime.settings import Settings
 
 from .auth import ANY_ROLE, CurrentCaller
-from .errors import Code, InvalidInput
+from .errors import Code, InvalidInput, TemporalUnavailable
 from .inventory_view import ledger_reservations
 from .problems import responses
 from .spare import AppSettings, TemporalClient
@@ -84,12 +84,24 @@ class HostBookings(BaseModel):
     bookings: list[BookedSpare] = Field(description="By lead start")
 
 
+class UnansweredLedger(BaseModel):
+    """An inventory whose ledger did not answer (no worker polls its task queue): its
+    bookings are missing from the answer, the others' are whole."""
+
+    inventory: str
+    detail: str
+
+
 class BookingsView(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
     from_: datetime = Field(alias="from")
     to: datetime
     hosts: list[HostBookings] = Field(description="Hosts holding bookings, by inventory and name")
+    unanswered: list[UnansweredLedger] = Field(
+        default_factory=list,
+        description="Inventories whose bookings are missing: their ledger did not answer",
+    )
 
 
 def parse_time(name: str, text: str) -> datetime:
@@ -179,11 +191,30 @@ async def bookings_view(
     scope: frozenset[str] | None = None,
 ) -> BookingsView:
     names = sorted(settings.inventories)
-    held = await asyncio.gather(*(ledger_reservations(client, name) for name in names))
-    booked = {
-        name: booked_within(reservations, begin, until)
-        for name, reservations in zip(names, held, strict=True)
-    }
+    held = await asyncio.gather(
+        *(ledger_reservations(client, name) for name in names), return_exceptions=True
+    )
+    booked: dict[str, list[Reservation]] = {}
+    unanswered: list[UnansweredLedger] = []
+    # A scoped caller hears only of the inventories its clusters may use.
+    visible = (
+        set(names) if scope is None else settings.cluster_registry.inventories_of(scope, names)
+    )
+    for name, answer in zip(names, held, strict=True):
+        if isinstance(answer, TemporalUnavailable):
+            if name in visible:
+                unanswered.append(UnansweredLedger(inventory=name, detail=str(answer)))
+        elif isinstance(answer, BaseException):
+            raise answer
+        else:
+            booked[name] = booked_within(answer, begin, until)
+    if names and not booked:
+        # No ledger answered: the engine itself, or every worker, is away (503).
+        raise TemporalUnavailable(
+            unanswered[0].detail
+            if unanswered
+            else "no inventory's ledger answered: is a virtflow worker running?"
+        )
     seen = await spares_seen(client, [r.spare_id for rs in booked.values() for r in rs], scope)
     by_host: dict[tuple[str, str], list[BookedSpare]] = {}
     for inventory, reservations in booked.items():
@@ -211,7 +242,7 @@ async def bookings_view(
         )
         for (inventory, host), spares in sorted(by_host.items())
     ]
-    return BookingsView(from_=begin, to=until, hosts=hosts)
+    return BookingsView(from_=begin, to=until, hosts=hosts, unanswered=unanswered)
 
 
 router = APIRouter(prefix="/v1", tags=["bookings"])

@@ -79,5 +79,11 @@ def bookings(
                 )
             console.print(table)
         console.print(f"{count} booking(s) on {len(view.hosts)} host(s)", highlight=False)
+        for missing in view.unanswered or []:
+            console.print(
+                f"[yellow]inventory {missing.inventory}: its bookings are missing, its ledger "
+                f"did not answer ({missing.detail})[/]",
+                highlight=False,
+            )
 
     run(go())

@@ -135,6 +135,16 @@ class ClusterRegistry:
             raise NotAllowed("receivers", reason)
         return config
 
+    def inventories_of(self, clusters: Iterable[str], configured: Iterable[str]) -> set[str]:
+        """The configured inventories any of `clusters` may use (all, for a cluster that names
+        none)."""
+        every = set(configured)
+        used: set[str] = set()
+        for name in clusters:
+            allowed = self.get(name).inventories if name in self else []
+            used |= every if allowed is None else every & set(allowed)
+        return used
+
     def may_tell(self, cluster: str, receiver: str) -> bool:
         """Whether `receiver` may hear of `cluster`'s spares: one of its receivers, or, for a
         cluster that names none, a receiver no other cluster names."""

@@ -3,6 +3,7 @@ phase from visibility, only the caller's clusters'; bad times are 422 naming the
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,7 +15,13 @@ from pydantic import SecretStr
 from temporalio.client import Client
 
 from api.bookings import booked_within
-from contracts.ledger import Hold, Reservation
+from contracts.ledger import (
+    INVENTORY_LEDGER,
+    Hold,
+    LedgerState,
+    Reservation,
+    ledger_workflow_id,
+)
 from runtime.clusters import ClusterConfig
 from runtime.settings import Settings, TokenGrant
 from tests.api.api_helpers import LiveStack, live_stack, spare_body
@@ -171,3 +178,52 @@ def test_only_bookings_whose_hold_meets_the_span_are_listed() -> None:
     ]
     found = booked_within(reservations, t0, t0 + 3 * hour)
     assert [r.spare_id for r in found] == ["across", "inside"]
+
+
+async def test_a_ledger_no_worker_answers_for_leaves_out_only_its_inventory_and_says_so(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    far = f"far-{uuid.uuid4().hex[:8]}"
+
+    def with_a_far_inventory(settings: Settings) -> Settings:
+        settings = _two_clusters_and_tokens(settings)
+        (own,) = settings.inventories
+        # OTHER may use the stack's own inventory only: it never hears of the far one.
+        other = ClusterConfig(kubeconfig=settings.clusters["lab"].kubeconfig, inventories=[own])
+        return settings.model_copy(
+            update={
+                "inventories": {**settings.inventories, far: settings.inventories[own]},
+                "clusters": {**settings.clusters, OTHER: other},
+            }
+        )
+
+    async with live_stack(client, task_queue, tmp_path, with_a_far_inventory) as live:
+        # The far inventory's ledger runs on a task queue no worker polls.
+        await client.start_workflow(
+            INVENTORY_LEDGER,
+            LedgerState(inventory=far),
+            id=ledger_workflow_id(far),
+            task_queue=f"nobody-{far}",
+        )
+        day2 = datetime.now(UTC).replace(microsecond=0) + timedelta(days=2)
+        mine = await book(live, "ctl-lab-0b9e3d71", "lab", "bm-gen-03", day2)
+
+        async def listed(token: str) -> dict[str, Any]:
+            answer = await live.api.get("/v1/bookings", headers=bearer(token))
+            assert answer.status_code == 200, answer.text
+            view: dict[str, Any] = answer.json()
+            assert mine in by_spare(view) or token == "ctl-x-a84f2c06", view
+            return view
+
+        everything = await assert_eventually(lambda: listed("op-all-61c0f2aa"), timeout=30)
+        (missing,) = everything["unanswered"]
+        assert missing["inventory"] == far
+        assert "is one running?" in missing["detail"]
+        scoped = await listed("ctl-lab-0b9e3d71")
+        assert [u["inventory"] for u in scoped["unanswered"]] == [far]
+        # A tenant whose clusters may not use the far inventory is not told of it.
+        theirs = await listed("ctl-x-a84f2c06")
+        assert theirs["unanswered"] == [] and far not in str(theirs)
+
+        await client.get_workflow_handle(ledger_workflow_id(far)).terminate("test over")
+        await live.stack.client.get_workflow_handle(mine).terminate("test over")

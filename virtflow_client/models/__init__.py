@@ -74,6 +74,7 @@ from .topology_info import TopologyInfo
 from .topology_info_domains import TopologyInfoDomains
 from .topology_spread_constraint import TopologySpreadConstraint
 from .topology_spread_constraint_when_unsatisfiable import TopologySpreadConstraintWhenUnsatisfiable
+from .unanswered_ledger import UnansweredLedger
 from .vm_facts import VmFacts
 from .warm_info import WarmInfo
 from .warm_pool_list import WarmPoolList
@@ -159,6 +160,7 @@ __all__ = (
     "TopologyInfoDomains",
     "TopologySpreadConstraint",
     "TopologySpreadConstraintWhenUnsatisfiable",
+    "UnansweredLedger",
     "VmFacts",
     "WarmInfo",
     "WarmPoolList",

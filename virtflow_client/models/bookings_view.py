@@ -8,11 +8,13 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 from typing import cast
 import datetime
 
 if TYPE_CHECKING:
   from ..models.host_bookings import HostBookings
+  from ..models.unanswered_ledger import UnansweredLedger
 
 
 
@@ -29,11 +31,13 @@ class BookingsView:
             from_ (datetime.datetime):
             to (datetime.datetime):
             hosts (list[HostBookings]): Hosts holding bookings, by inventory and name
+            unanswered (list[UnansweredLedger] | Unset): Inventories whose bookings are missing: their ledger did not answer
      """
 
     from_: datetime.datetime
     to: datetime.datetime
     hosts: list[HostBookings]
+    unanswered: list[UnansweredLedger] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -42,6 +46,7 @@ class BookingsView:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.host_bookings import HostBookings # noqa: PLC0415
+        from ..models.unanswered_ledger import UnansweredLedger # noqa: PLC0415
         from_ = self.from_.isoformat()
 
         to = self.to.isoformat()
@@ -53,6 +58,15 @@ class BookingsView:
 
 
 
+        unanswered: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.unanswered, Unset):
+            unanswered = []
+            for unanswered_item_data in self.unanswered:
+                unanswered_item = unanswered_item_data.to_dict()
+                unanswered.append(unanswered_item)
+
+
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -61,6 +75,8 @@ class BookingsView:
             "to": to,
             "hosts": hosts,
         })
+        if unanswered is not UNSET:
+            field_dict["unanswered"] = unanswered
 
         return field_dict
 
@@ -69,6 +85,7 @@ class BookingsView:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.host_bookings import HostBookings # noqa: PLC0415
+        from ..models.unanswered_ledger import UnansweredLedger # noqa: PLC0415
         d = dict(src_dict)
         from_ = datetime.datetime.fromisoformat(d.pop("from"))
 
@@ -90,10 +107,23 @@ class BookingsView:
             hosts.append(hosts_item)
 
 
+        _unanswered = d.pop("unanswered", UNSET)
+        unanswered: list[UnansweredLedger] | Unset = UNSET
+        if _unanswered is not UNSET:
+            unanswered = []
+            for unanswered_item_data in _unanswered:
+                unanswered_item = UnansweredLedger.from_dict(unanswered_item_data)
+
+
+
+                unanswered.append(unanswered_item)
+
+
         bookings_view = cls(
             from_=from_,
             to=to,
             hosts=hosts,
+            unanswered=unanswered,
         )
 
 
