@@ -8,6 +8,7 @@ are measured from them).
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from temporalio import workflow
@@ -58,25 +59,23 @@ LEAD_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=
 WINDOWED = (Phase.BOOKED, Phase.CREATING_VM, Phase.WAITING_READY, Phase.READY)
 
 
+@dataclass
 class Booking:
     """The window of one booked spare, from its lead to its end."""
 
-    def __init__(
-        self, req: SpareRequest, window: Window, progress: Progress, notifier: Notifier
-    ) -> None:
-        self.req = req
-        self.window = window
-        self.progress = progress
-        self.notifier = notifier
-        self.measured = 0
-        self.lead_seconds = 0
-        self.window_ending_seconds = 0
-        self.rehearsal_ahead_seconds = 0
-        # The ledger's word that the booked host can no longer hold the booking.
-        self._unfit: HostUnfit | None = None
-        self._waiting = False
-        # One change of the window at a time: each asks the ledger, which may wait.
-        self._changing = asyncio.Lock()
+    req: SpareRequest
+    window: Window
+    progress: Progress
+    notifier: Notifier
+    measured: int = 0
+    lead_seconds: int = 0
+    window_ending_seconds: int = 0
+    rehearsal_ahead_seconds: int = 0
+    # The ledger's word that the booked host can no longer hold the booking.
+    _unfit: HostUnfit | None = field(default=None, init=False)
+    _waiting: bool = field(default=False, init=False)
+    # One change of the window at a time: each asks the ledger, which may wait.
+    _changing: asyncio.Lock = field(default_factory=asyncio.Lock, init=False)
 
     def host_unfit(self, unfit: HostUnfit) -> None:
         """The ledger's signal; heard only while the booking waits for its lead start."""

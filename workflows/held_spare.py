@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from temporalio import workflow
@@ -78,30 +79,25 @@ async def tell_replaced(old: str, spare_id: str, host: str) -> None:
         workflow.logger.info("%s could not be told %s is ready: %s", old, spare_id, err)
 
 
+@dataclass
 class HeldSpare:
-    def __init__(
-        self,
-        req: SpareRequest,
-        status: SpareStatus,
-        notifier: Notifier,
-        release: Callable[[], ReleaseRequest | None],
-        show: Callable[[str], None],
-        ends: Callable[[], tuple[datetime, str]] | None = None,
-    ) -> None:
-        self.req = req
-        # A booking's hold ends at its window's end (and says so), not after its TTL; asked
-        # anew each round, as a change of the window moves it.
-        self._ends = ends
-        self.status = status
-        self.notifier = notifier
-        self._release = release
-        self._show = show
-        self._unhealthy_sent = 0
-        self._replacements = 0
-        self._awaiting: str | None = None
-        self._ready: ReplacementReady | None = None
-        # Every watch started, so none is left pending when the spare ends.
-        self._watches: list[asyncio.Future[NodeHealthResult]] = []
+    """A Ready spare held for its user: its Node watched, replaced when it cannot recover,
+    until a release is asked for (`release_asked`) or its hold ends."""
+
+    req: SpareRequest
+    status: SpareStatus
+    notifier: Notifier
+    release_asked: Callable[[], ReleaseRequest | None]
+    show: Callable[[str], None]
+    # A booking's hold ends at its window's end (and says so), not after its TTL; asked
+    # anew each round, as a change of the window moves it.
+    ends: Callable[[], tuple[datetime, str]] | None = None
+    _unhealthy_sent: int = field(default=0, init=False)
+    _replacements: int = field(default=0, init=False)
+    _awaiting: str | None = field(default=None, init=False)
+    _ready: ReplacementReady | None = field(default=None, init=False)
+    # Every watch started, so none is left pending when the spare ends.
+    _watches: list[asyncio.Future[NodeHealthResult]] = field(default_factory=list, init=False)
 
     def replacement_ready(self, msg: ReplacementReady) -> None:
         """Only the replacement this spare started, while it waits for it, is heard."""
@@ -123,7 +119,7 @@ class HeldSpare:
             try:
                 await workflow.wait_condition(
                     lambda: (
-                        self._release() is not None
+                        self.release_asked() is not None
                         or watch.done()  # noqa: B023
                         or self._deadline(ttl_end)[0] != deadline  # noqa: B023
                     ),
@@ -135,7 +131,7 @@ class HeldSpare:
                 if not watch.done():
                     # Asked to stop; `stopped` waits for it before the spare ends.
                     watch.cancel()
-            released = self._release()
+            released = self.release_asked()
             if released is not None:
                 return released.reason
             if not watch.done() or watch.cancelled():
@@ -145,11 +141,12 @@ class HeldSpare:
             except ActivityError as err:
                 # Retries cover transient faults; this one is permanent. The spare is fine
                 # as far as anyone knows: keep holding, say that nobody watches it.
-                self._show(f"held; its Node is not watched: {err.cause or err}")
+                self.show(f"held; its Node is not watched: {err.cause or err}")
                 with contextlib.suppress(TimeoutError):
                     await workflow.wait_condition(
                         lambda: (
-                            self._release() is not None or self._deadline(ttl_end)[0] != deadline  # noqa: B023
+                            self.release_asked() is not None
+                            or self._deadline(ttl_end)[0] != deadline  # noqa: B023
                         ),
                         timeout=timedelta(
                             seconds=max(0.0, (deadline - workflow.now()).total_seconds())
@@ -161,7 +158,7 @@ class HeldSpare:
                 return "its Node is being released"
             if health.healthy:
                 self.status.unhealthy = self.status.unhealthy_since = None
-                self._show("held; its Node is healthy again")
+                self.show("held; its Node is healthy again")
                 until = "unhealthy"
                 continue
             replaced = await self._unhealthy(health)
@@ -171,8 +168,8 @@ class HeldSpare:
 
     def _deadline(self, ttl_end: datetime) -> tuple[datetime, str]:
         """When the hold ends, and the release's reason then."""
-        if self._ends is not None:
-            return self._ends()
+        if self.ends is not None:
+            return self.ends()
         return ttl_end, f"TTL of {self.req.ttl_seconds} s expired"
 
     async def stopped(self) -> None:
@@ -225,7 +222,7 @@ class HeldSpare:
             occurrence=self._unhealthy_sent,
         )
         self._unhealthy_sent += 1
-        self._show(f"**Unhealthy** {reason}")
+        self.show(f"**Unhealthy** {reason}")
         if req.on_unhealthy == "release":
             return f"released: {reason}"
         if req.on_unhealthy != "replace" or withheld:
@@ -257,7 +254,7 @@ class HeldSpare:
         new_req = replacement_request(self.req, self.status.host, self._replacements)
         new_id = new_req.spare_id
         self._awaiting, self._ready = new_id, None
-        self._show(f"**Unhealthy** {health.reason}; preparing {new_id} on another host")
+        self.show(f"**Unhealthy** {health.reason}; preparing {new_id} on another host")
         # The replacement outlives this spare, which is released as soon as it is Ready.
         child = await workflow.start_child_workflow(
             PREPARE_SPARE,
@@ -269,13 +266,13 @@ class HeldSpare:
             result_type=SpareResult,
         )
         await workflow.wait_condition(
-            lambda: self._ready is not None or child.done() or self._release() is not None
+            lambda: self._ready is not None or child.done() or self.release_asked() is not None
         )
         self._awaiting = None
         ready = self._ready
         if ready is None:
-            outcome = "released meanwhile" if self._release() is not None else "failed"
-            self._show(f"**Unhealthy** {health.reason}; replacement {new_id} {outcome}")
+            outcome = "released meanwhile" if self.release_asked() is not None else "failed"
+            self.show(f"**Unhealthy** {health.reason}; replacement {new_id} {outcome}")
             return None
         self.status.replaced_by = new_id
         self.notifier.send(
