@@ -8,6 +8,7 @@ answered at once, for its window, or refused: it never waits in the queue.
 
 from __future__ import annotations
 
+from dataclasses import InitVar, dataclass, field
 from datetime import timedelta
 
 from temporalio import workflow
@@ -23,30 +24,24 @@ from .progress import Progress
 from .step_failure import StepFailed
 
 
+@dataclass
 class CapacityRequest:
     """One spare's ask for room, from the first call to the ledger to the reservation."""
 
-    def __init__(
-        self,
-        spare_id: str,
-        req: SpareRequest,
-        progress: Progress,
-        booking: Booking | None,
-        max_spares: int | None = None,
-    ) -> None:
-        self.spare_id = spare_id
-        self.req = req
-        self.progress = progress
-        self.booking = booking
-        # The cluster's surge budget; warm spares are not counted against it.
-        self.budget = (
-            Budget(cluster=req.cluster, max_spares=max_spares)
-            if max_spares is not None and req.warm_pool is None
-            else None
-        )
-        self._grant: Reservation | None = None
-        # The ledger's first answer, for the spare's `room_answer` Update.
-        self.answer: RoomAnswer | None = None
+    spare_id: str
+    req: SpareRequest
+    progress: Progress
+    booking: Booking | None
+    max_spares: InitVar[int | None] = None
+    # The cluster's surge budget; warm spares are not counted against it.
+    budget: Budget | None = field(default=None, init=False)
+    _grant: Reservation | None = field(default=None, init=False)
+    # The ledger's first answer, for the spare's `room_answer` Update.
+    answer: RoomAnswer | None = field(default=None, init=False)
+
+    def __post_init__(self, max_spares: int | None) -> None:
+        if max_spares is not None and self.req.warm_pool is None:
+            self.budget = Budget(cluster=self.req.cluster, max_spares=max_spares)
 
     def granted(self, reservation: Reservation) -> None:
         """The ledger's signal: room freed up for this waiting spare."""

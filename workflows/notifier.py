@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from temporalio import workflow
@@ -57,31 +58,31 @@ def _retry(spec: RetryPolicySpec) -> RetryPolicy:
     )
 
 
+def _nothing() -> None:
+    """No one to tell that the receivers changed."""
+
+
+@dataclass
 class Notifier:
-    def __init__(
-        self,
-        spare_id: str,
-        cluster: str,
-        pool: str | None,
-        on_change: Callable[[], None] = lambda: None,
-        run_id: str | None = None,
-    ) -> None:
-        self.spare_id = spare_id
-        # The spare's run the webhook ids are keyed by: this run's, unless it speaks for
-        # another (the compensation of a terminated run).
-        self.run_id = run_id
-        self.cluster = cluster
-        self.pool = pool
-        self.routes: list[ReceiverRoute] = []
-        self.event_bus: EventBusRoute | None = None
-        # The spare's cluster's surge budget, looked up with the receivers.
-        self.max_spares: int | None = None
-        # Receivers that answered 410, in the order they did: nothing more is sent to them.
-        self.gone: list[str] = []
-        self.failed: list[str] = []
-        self._on_change = on_change
-        self._pending: list[asyncio.Task[None]] = []
-        self._by_receiver: dict[str, list[asyncio.Task[None]]] = {}
+    """A spare's events, each delivered to its receivers (and its event bus) by an activity of
+    its own, in the background; the spare goes on meanwhile."""
+
+    spare_id: str
+    cluster: str
+    pool: str | None
+    on_change: Callable[[], None] = _nothing
+    # The spare's run the webhook ids are keyed by: this run's, unless it speaks for
+    # another (the compensation of a terminated run).
+    run_id: str | None = None
+    routes: list[ReceiverRoute] = field(default_factory=list, init=False)
+    event_bus: EventBusRoute | None = field(default=None, init=False)
+    # The spare's cluster's surge budget, looked up with the receivers.
+    max_spares: int | None = field(default=None, init=False)
+    # Receivers that answered 410, in the order they did: nothing more is sent to them.
+    gone: list[str] = field(default_factory=list, init=False)
+    failed: list[str] = field(default_factory=list, init=False)
+    _pending: list[asyncio.Task[None]] = field(default_factory=list, init=False)
+    _by_receiver: dict[str, list[asyncio.Task[None]]] = field(default_factory=dict, init=False)
 
     async def plan(
         self,
@@ -172,7 +173,7 @@ class Notifier:
             # Retries are exhausted or the receiver refused: record it, the spare goes on.
             self.failed.append(f"{event.type.value} -> {route.name}: {err.cause or err}")
             workflow.logger.warning("webhook %s to %s failed: %s", event.type, route.name, err)
-            self._on_change()
+            self.on_change()
             return
         if result.outcome == "gone" and route.name not in self.gone:
             self._disable(route.name)
@@ -185,7 +186,7 @@ class Notifier:
         for task in self._by_receiver.get(name, []):
             if task is not current and not task.done():
                 task.cancel()
-        self._on_change()
+        self.on_change()
 
     async def _publish(self, bus: EventBusRoute, msg_id: str, event: SpareEvent) -> None:
         try:
@@ -199,7 +200,7 @@ class Notifier:
         except ActivityError as err:
             self.failed.append(f"{event.type.value} -> event bus: {err.cause or err}")
             workflow.logger.warning("publishing %s failed: %s", event.type, err)
-            self._on_change()
+            self.on_change()
 
     async def drain(self) -> None:
         """Wait for every delivery started so far (called before the workflow closes)."""
