@@ -12,11 +12,9 @@ import asyncio
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from temporalio.exceptions import ApplicationError
 
 from activities.placement import placement_input
 from contracts.ledger import Reservation
-from hypervisors.inventory import read_inventory
 from placement.engine import place
 from placement.errors import PolicyError
 from placement.explain import render_explanation
@@ -24,9 +22,8 @@ from placement.models import PlacementInput, Policy
 from placement.policy import load_policy
 from runtime.settings import Settings
 
-from .errors import Code, InvalidInput, InventoryUnavailable
-from .inventory_check import inventory_spec
-from .inventory_view import ledger_reservations
+from .errors import Code, InvalidInput
+from .inventory_view import inventory_document, ledger_reservations
 from .temporal_client import ClientProvider
 
 
@@ -72,15 +69,7 @@ async def build_input(
     reservations: list[Reservation] = []
     if body.hosts is None:
         name = body.inventory or "default"
-        spec = inventory_spec(settings, name)
-        try:
-            snapshot = await read_inventory(spec)
-        except ApplicationError as err:
-            # The source's own retry decision tells a broken document from an outage.
-            if err.non_retryable:
-                raise InvalidInput("inventory", str(err)) from err
-            raise InventoryUnavailable(str(err)) from err
-        fields = {**snapshot, **fields}
+        fields = {**await inventory_document(settings, name), **fields}
         reservations = await ledger_reservations(await clients.get(), name)
     elif body.inventory is not None:
         raise InvalidInput("inventory", "give either hosts or an inventory name, not both")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 from datetime import timedelta
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from temporalio.client import Client
@@ -113,19 +114,26 @@ def host_room(host: Host, ratios: AllocationRatios, pending: list[Reservation]) 
     )
 
 
-async def inventory_view(client: Client, settings: Settings, name: str) -> InventoryView:
+async def inventory_document(settings: Settings, name: str) -> dict[str, Any]:
+    """Inventory `name` as read now, its faults in the API's words: a broken document is the
+    caller's input (422), an outage is 503."""
     spec = inventory_spec(settings, name)
     try:
-        document = await read_inventory(spec)
+        return await read_inventory(spec)
     except ApplicationError as err:
         # The source's own retry decision tells a broken document from an outage.
         if err.non_retryable:
             raise InvalidInput("inventory", str(err)) from err
         raise InventoryUnavailable(str(err)) from err
+
+
+async def inventory_view(client: Client, settings: Settings, name: str) -> InventoryView:
+    document = await inventory_document(settings, name)
     try:
         hosts = [Host.model_validate(h) for h in document["hosts"]]
     except ValidationError as err:
-        raise InvalidInput("inventory", f"{spec}: {err.errors()[0]['msg']}") from err
+        where = inventory_spec(settings, name)
+        raise InvalidInput("inventory", f"{where}: {err.errors()[0]['msg']}") from err
     ratios = load_policy(settings.policy_path).allocation_ratios if settings.policy_path else None
     reservations = await ledger_reservations(client, name)
     # A reservation whose VM the inventory already reports is counted in its allocations.
