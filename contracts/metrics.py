@@ -116,12 +116,6 @@ def spares_in_phase(meter: MetricMeter, phase: str, cluster: str, count: int) ->
     ).set(count, {"phase": phase, "cluster": cluster})
 
 
-def ledger_reservations(meter: MetricMeter, inventory: str, in_use: int) -> None:
-    meter.create_gauge(LEDGER_RESERVATIONS, "Reservations held by an inventory's ledger").set(
-        in_use, {"inventory": inventory}
-    )
-
-
 def warm_pool_ready(meter: MetricMeter, pool: str, ready: int) -> None:
     meter.create_gauge(WARM_READY, "Warm spares Ready to be claimed, per warm pool").set(
         ready, {"pool": pool}
@@ -151,18 +145,6 @@ def releases_overdue(meter: MetricMeter, count: int) -> None:
     meter.create_gauge(RELEASES_OVERDUE, "Releases running past the release bound").set(count)
 
 
-def ledger_bookings(meter: MetricMeter, inventory: str, held: int) -> None:
-    meter.create_gauge(LEDGER_BOOKINGS, "Bookings held by an inventory's ledger").set(
-        held, {"inventory": inventory}
-    )
-
-
-def ledger_waiters(meter: MetricMeter, inventory: str, waiting: int) -> None:
-    meter.create_gauge(LEDGER_WAITERS, "Spares waiting for room in an inventory's ledger").set(
-        waiting, {"inventory": inventory}
-    )
-
-
 def _unhealthy(meter: MetricMeter) -> temporalio.common.MetricCounter:
     return meter.create_counter(SPARE_UNHEALTHY, "Held (or warm) spares found unhealthy")
 
@@ -178,3 +160,20 @@ def declare(meter: MetricMeter, clusters: list[str]) -> None:
         _unhealthy(meter).add(0, {"cluster": cluster})
         for outcome in BOOKING_OUTCOMES:
             booking_counter(meter).add(0, {"outcome": outcome, "cluster": cluster})
+
+
+# The ledger's gauges, one series per inventory, and what each counts.
+LEDGER_GAUGES = {
+    LEDGER_RESERVATIONS: "Reservations held by an inventory's ledger",
+    LEDGER_WAITERS: "Spares waiting for room in an inventory's ledger",
+    LEDGER_BOOKINGS: "Bookings held by an inventory's ledger",
+}
+
+
+def ledger_counts(
+    meter: MetricMeter, inventory: str, reservations: int, waiters: int, bookings: int
+) -> None:
+    """The ledger's gauges, set together after every change of its reservations."""
+    counts = {LEDGER_RESERVATIONS: reservations, LEDGER_WAITERS: waiters, LEDGER_BOOKINGS: bookings}
+    for name, value in counts.items():
+        meter.create_gauge(name, LEDGER_GAUGES[name]).set(value, {"inventory": inventory})

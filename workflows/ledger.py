@@ -602,11 +602,14 @@ class InventoryLedger:
 
     def _details(self) -> str:
         # Called after every change of the reservations, so the gauge follows them too.
-        meter, inventory = workflow.metric_meter(), self._state.inventory
-        metrics.ledger_reservations(meter, inventory, len(self._state.reservations))
-        metrics.ledger_waiters(meter, inventory, len(self._state.waiters))
         held = self._state.reservations.values()
-        metrics.ledger_bookings(meter, inventory, sum(r.hold.start is not None for r in held))
+        metrics.ledger_counts(
+            workflow.metric_meter(),
+            self._state.inventory,
+            reservations=len(held),
+            waiters=len(self._state.waiters),
+            bookings=sum(r.hold.start is not None for r in held),
+        )
         lines = [
             f"**Inventory** {self._state.inventory}: {len(self._state.reservations)} reserved, "
             f"{len(self._state.waiters)} waiting"
