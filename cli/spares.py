@@ -5,6 +5,7 @@ does."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from contracts.spare import Phase, SpareRequest
+from virtflow_client import AuthenticatedClient
 from virtflow_client.api.spares import (
     cancel_spare,
     change_spare_window,
@@ -29,6 +31,7 @@ from virtflow_client.models import (
     ReleaseRequest,
     SparePage,
     SpareStatus,
+    SpareView,
     WindowBody,
     WindowChanged,
 )
@@ -155,6 +158,25 @@ def status(
     run(go())
 
 
+# How a cancelled workflow's status reads.
+CANCELLED = ("canceled", "cancelled")
+
+
+async def _then_watch(
+    wait: bool,
+    client: AuthenticatedClient,
+    spare_id: str,
+    until: set[str],
+    succeeded: Callable[[SpareView], bool],
+) -> int:
+    """After an action: without `--wait`, 0 at once; with it, the spare watched until one of
+    `until` (or its workflow's end), then 0 if it ended as the action meant, else 1."""
+    if not wait:
+        return 0
+    view = await watch_spare(client, spare_id, until, console)
+    return 0 if succeeded(view) else EXIT_FAILED
+
+
 def release(
     spare_id: Annotated[str, typer.Argument(help="Spare (workflow) id")],
     reason: Annotated[str, typer.Option(help="Why, recorded in history")] = "released by CLI",
@@ -172,12 +194,10 @@ def release(
         )
         result = answer(response, SpareStatus)
         console.print(f"spare {spare_id}: release accepted (phase was {phase_of(result)})")
-        if not wait:
-            return 0
-        view = await watch_spare(
-            client, spare_id, {Phase.RELEASED.value, Phase.FAILED.value}, console
+        ended = {Phase.RELEASED.value, Phase.FAILED.value}
+        return await _then_watch(
+            wait, client, spare_id, ended, lambda view: phase_of(view) == Phase.RELEASED.value
         )
-        return 0 if phase_of(view) == Phase.RELEASED.value else EXIT_FAILED
 
     raise typer.Exit(run(go()))
 
@@ -195,10 +215,9 @@ def cancel(
         client = api_client(config)
         answer(await cancel_spare.asyncio_detailed(spare_id, client=client), CancelAccepted)
         console.print(f"spare {spare_id}: cancel requested")
-        if not wait:
-            return 0
-        view = await watch_spare(client, spare_id, set(), console)
-        return 0 if view.workflow_status in ("canceled", "cancelled") else EXIT_FAILED
+        return await _then_watch(
+            wait, client, spare_id, set(), lambda view: view.workflow_status in CANCELLED
+        )
 
     raise typer.Exit(run(go()))
 
