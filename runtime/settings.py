@@ -12,7 +12,7 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -544,12 +544,18 @@ class Settings(BaseSettings):
             max_connections=self.http_max_connections,
         )
 
+    def under(self, prefix: str) -> dict[str, Any]:
+        """The settings named `prefix…`, keyed by the rest of their name: the keyword arguments
+        of what is made from one group of settings, read in one place, not copied one by one."""
+        fields = type(self).model_fields
+        return {n.removeprefix(prefix): getattr(self, n) for n in fields if n.startswith(prefix)}
+
     @property
     def booking_lead(self) -> LeadPolicy:
+        # The lead's own settings are `booking_lead_…`; the two about a window's end and its
+        # rehearsal are named for the booking, not the lead.
         return LeadPolicy(
-            default_seconds=self.booking_lead_default_seconds,
-            floor_seconds=self.booking_lead_floor_seconds,
-            margin_seconds=self.booking_lead_margin_seconds,
+            **self.under("booking_lead_"),
             window_ending_seconds=self.booking_window_ending_seconds,
             rehearsal_ahead_seconds=self.booking_rehearsal_ahead_seconds,
         )

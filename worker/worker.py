@@ -92,15 +92,8 @@ def build_provisioner(settings: Settings, http: HttpClient) -> Provisioner:
                 "needs gitlab_user_data_key (VIRTFLOW_GITLAB_USER_DATA_KEY), the Fernet key "
                 "the project's runners hold too: docs/GITLAB.md"
             )
-        return GitLabProvisioner(
-            url=settings.gitlab_url,
-            project=settings.gitlab_project,
-            ref=settings.gitlab_ref,
-            trigger_token=settings.gitlab_trigger_token,
-            api_token=settings.gitlab_api_token,
-            poll_seconds=settings.gitlab_poll_seconds,
-            user_data_key=settings.gitlab_user_data_key,
-        )
+        # Every `gitlab_…` setting is one of its arguments, by the same name.
+        return GitLabProvisioner(**settings.under("gitlab_"))
     if settings.ansible_inventory is not None and not settings.ansible_inventory.exists():
         # Ansible would warn and go on without it, reaching the hosts the wrong way.
         raise ValueError(
