@@ -24,6 +24,7 @@ from temporalio.client import Client
 
 from api.app import create_app
 from api.temporal_client import connect_factory
+from api.workers import why_no_worker
 from contracts.common import SEARCH_ATTRIBUTES
 from lab.stack import LAB_CLUSTER, SECOND_CLUSTER, LabStack, cluster_kubeconfig
 from runtime.clusters import ClusterConfig
@@ -332,7 +333,19 @@ async def lab_stack(
         api_url = await stack.enter_async_context(
             serve_app(api_app, port=ports.api, **limits.uvicorn_options())
         )
+        await _worker_polling(client, settings.task_queue, worker)
         yield RunningStack(settings, client, api_url, receiver_url, worker)
+
+
+async def _worker_polling(client: Client, task_queue: str, worker: asyncio.Task[None]) -> None:
+    """Up once the worker polls: before, the API answers a spare's status with 503 (no worker),
+    and a demo or a first request right after start-up would meet that."""
+    async with asyncio.timeout(SERVER_START_TIMEOUT_SECONDS):
+        while await why_no_worker(client, task_queue) is not None:
+            if worker.done():
+                worker.result()  # its failure, as it is
+                raise RuntimeError("the worker stopped before it polled")
+            await asyncio.sleep(0.1)
 
 
 def banner(running: RunningStack, ports: LabPorts) -> str:
