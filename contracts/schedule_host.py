@@ -30,7 +30,7 @@ class ScheduleHostInput(VmShape):
 
     def vm_request(self, task_id: str) -> VmRequest:
         """What placement is asked: the task's id names the VM the caller will build."""
-        return VmRequest(name=task_id, pool=self.pool, dedicated=self.dedicated, **self.shape())
+        return VmRequest.asked_by(self, name=task_id)
 
 
 class ScheduledHost(BaseModel):

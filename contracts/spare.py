@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
@@ -15,17 +15,19 @@ from contracts.booking import BookingInfo, Window
 from contracts.drain import DrainNodeResult, DrainPolicy
 from contracts.ledger import Hold, Reservation
 from placement.models import (
+    REGEX,
+    VMID_RANGE,
     LabelMap,
     Near,
     NodeAffinity,
     Taint,
     Tolerations,
     TopologyKey,
-    TopologySpreadConstraint,
+    TopologySpread,
     VmRequest,
     VmShape,
-    parse_vmid_range,
-    spread_constraints_have_a_group,
+    checked_vmid_range,
+    compiled_regex,
 )
 from placement.topology_record import PlacedTopology
 
@@ -61,6 +63,12 @@ MEMO_REQUEST_HASH = "virtflow.request_sha256"
 NODE_REGEX_ANNOTATION = "node.qemu-scheduler/regex"
 VMID_RANGE_ANNOTATION = "vmid.qemu-scheduler/range"
 VMID_REGEX_ANNOTATION = "vmid.qemu-scheduler/regex"
+# Each annotation's check, in the order a request's are checked.
+_ANNOTATION_CHECKS = {
+    VMID_RANGE_ANNOTATION: checked_vmid_range,
+    NODE_REGEX_ANNOTATION: compiled_regex,
+    VMID_REGEX_ANNOTATION: compiled_regex,
+}
 
 # Every spare workflow id, hence every spare VM and Node name, starts with this.
 SPARE_ID_PREFIX = "spare-"
@@ -116,7 +124,7 @@ class SpareRequest(VmShape):
     anti_affinity_scope: TopologyKey = "host"
     # Kubernetes' PodTopologySpread over the spares of a group (null group: the request's
     # anti_affinity_group), and the domain of the node being replaced (PLACEMENT.md, Topology).
-    topology_spread: list[TopologySpreadConstraint] = Field(default_factory=list, max_length=8)
+    topology_spread: TopologySpread = Field(default_factory=list, max_length=8)
     near: Near | None = None
     # One of the site's VM templates (`vm_templates`) by name; None: the pool's, or `default`.
     # Never user data: the site writes that.
@@ -138,8 +146,9 @@ class SpareRequest(VmShape):
     # The hypervisor's VM id (Proxmox), as the qemu-scheduler chooses it: the smallest free id
     # in "a-b", or the smallest free id from the cluster's next one whose digits match
     # (unanchored); neither: the hypervisor's next free id.
-    vmid_range: str | None = Field(default=None, max_length=32)
-    vmid_regex: str | None = Field(default=None, max_length=256)
+    # (Each length is checked before the field's validator, as for a plain string.)
+    vmid_range: Annotated[str, Field(max_length=32), VMID_RANGE] | None = None
+    vmid_regex: Annotated[str, Field(max_length=256), REGEX] | None = None
     # Kubernetes-style annotations. The qemu-scheduler's keys work as in a CAPPX manifest:
     # node.qemu-scheduler/regex (host names, unanchored), vmid.qemu-scheduler/range and
     # vmid.qemu-scheduler/regex (as vmid_range and vmid_regex, which win when both are given).
@@ -174,39 +183,16 @@ class SpareRequest(VmShape):
             )
         return cluster
 
-    @field_validator("topology_spread")
-    @classmethod
-    def _spread_counts_a_group(
-        cls, constraints: list[TopologySpreadConstraint], info: ValidationInfo
-    ) -> list[TopologySpreadConstraint]:
-        return spread_constraints_have_a_group(constraints, info)
-
-    @field_validator("vmid_range")
-    @classmethod
-    def _vmid_range(cls, text: str | None) -> str | None:
-        if text is not None:
-            parse_vmid_range(text)
-        return text
-
-    @field_validator("vmid_regex")
-    @classmethod
-    def _vmid_regex(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            _compiles(pattern)
-        return pattern
-
     @field_validator("annotations")
     @classmethod
     def _scheduler_annotations_are_valid(cls, annotations: dict[str, str]) -> dict[str, str]:
         # The qemu-scheduler ignores a bad value (or panics on "100"); a request says so at once.
-        if (text := annotations.get(VMID_RANGE_ANNOTATION)) is not None:
-            try:
-                parse_vmid_range(text)
-            except ValueError as exc:
-                raise ValueError(f"{VMID_RANGE_ANNOTATION}: {exc}") from None
-        for key in (NODE_REGEX_ANNOTATION, VMID_REGEX_ANNOTATION):
-            if (pattern := annotations.get(key)) is not None:
-                _compiles(pattern, key)
+        for key, check in _ANNOTATION_CHECKS.items():
+            if (value := annotations.get(key)) is not None:
+                try:
+                    check(value)
+                except ValueError as exc:
+                    raise ValueError(f"{key}: {exc}") from None
         return annotations
 
     @property
@@ -215,23 +201,14 @@ class SpareRequest(VmShape):
 
     def vm_request(self, spare_id: str) -> VmRequest:
         """What placement is asked: the VM is named after the spare (its workflow id)."""
-        return VmRequest(
+        return VmRequest.asked_by(
+            self,
             name=spare_id,
-            pool=self.pool,
-            dedicated=self.dedicated,
-            tolerations=self.tolerations,
-            node_selector=self.node_selector,
-            node_affinity=self.node_affinity,
-            anti_affinity_group=self.anti_affinity_group,
-            anti_affinity_scope=self.anti_affinity_scope,
-            topology_spread=self.topology_spread,
-            near=self.near,
             node_name_regex=_node_pattern(
                 self.annotations.get(NODE_REGEX_ANNOTATION), self.avoid_hosts
             ),
             vmid_range=self.vmid_range or self.annotations.get(VMID_RANGE_ANNOTATION),
             vmid_regex=self.vmid_regex or self.annotations.get(VMID_REGEX_ANNOTATION),
-            **self.shape(),
         )
 
     def hold(self, now: datetime, lead_seconds: int = 0) -> Hold:
@@ -280,14 +257,6 @@ class SpareRequest(VmShape):
         extras += [f"{n} {name}" for name, n in self.devices.items() if n]
         size = ", ".join([f"{self.cpu} CPU", f"{self.memory_mb} MiB", *extras])
         return f"spare for {self.cluster}: {size}"
-
-
-def _compiles(pattern: str, where: str = "") -> None:
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        prefix = f"{where}: " if where else ""
-        raise ValueError(f"{prefix}invalid regular expression: {exc}") from None
 
 
 def _node_pattern(wanted: str | None, avoid: list[str]) -> str | None:

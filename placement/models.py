@@ -328,6 +328,44 @@ class VmShape(BaseModel):
         return {name: getattr(self, name) for name in VmShape.model_fields}
 
 
+def parse_vmid_range(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", text)
+    if match is None:
+        raise ValueError(f"expected 'a-b' with integers, got {text!r}")
+    low, high = int(match[1]), int(match[2])
+    if low > high:
+        raise ValueError(f"range start {low} is above its end {high}")
+    if high > MAX_VMID:
+        raise ValueError(f"range end {high} is above {MAX_VMID}")
+    return low, high
+
+
+def compiled_regex(pattern: str) -> str:
+    """Field validator of a regular expression: it must compile."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"invalid regular expression: {exc}") from None
+    return pattern
+
+
+def checked_vmid_range(text: str) -> str:
+    """Field validator of a VM id range, "a-b" (parse_vmid_range)."""
+    parse_vmid_range(text)
+    return text
+
+
+# A request's fields that say more than their type; each checked by one validator, wherever
+# it is declared (the spare's request, the placement request).
+REGEX = AfterValidator(compiled_regex)
+VMID_RANGE = AfterValidator(checked_vmid_range)
+Regex = Annotated[str, REGEX]
+VmidRange = Annotated[str, VMID_RANGE]
+TopologySpread = Annotated[
+    list[TopologySpreadConstraint], AfterValidator(spread_constraints_have_a_group)
+]
+
+
 class VmRequest(VmShape):
     model_config = ConfigDict(extra="forbid")
 
@@ -340,58 +378,31 @@ class VmRequest(VmShape):
     anti_affinity_group: str | None = None
     # Any topology key; a host that lacks it falls back to host scope.
     anti_affinity_scope: TopologyKey = "host"
-    topology_spread: list[TopologySpreadConstraint] = Field(default_factory=list, max_length=16)
+    topology_spread: TopologySpread = Field(default_factory=list, max_length=16)
     near: Near | None = None
     node_name: str | None = None
-    node_name_regex: str | None = None
-    vmid_range: str | None = None
-    vmid_regex: str | None = None
+    node_name_regex: Regex | None = None
+    vmid_range: VmidRange | None = None
+    vmid_regex: Regex | None = None
 
-    @field_validator("topology_spread")
     @classmethod
-    def _spread_has_a_group(
-        cls, constraints: list[TopologySpreadConstraint], info: ValidationInfo
-    ) -> list[TopologySpreadConstraint]:
-        return spread_constraints_have_a_group(constraints, info)
+    def asked_by(cls, source: BaseModel, **given: Any) -> VmRequest:
+        """The placement request of a model that declares its fields under the same names (a
+        spare's request, a placement-only task): every field of both taken from `source`,
+        what `given` names taken from there instead."""
+        own = type(source).model_fields
+        shared = {name: getattr(source, name) for name in cls.model_fields if name in own}
+        return cls(**{**shared, **given})
 
     def spread_group(self, constraint: TopologySpreadConstraint) -> str:
         """The group whose VMs the constraint counts."""
         group = constraint.group or self.anti_affinity_group
-        assert group is not None  # checked by _spread_has_a_group
+        assert group is not None  # checked by TopologySpread's validator
         return group
-
-    @field_validator("node_name_regex", "vmid_regex")
-    @classmethod
-    def _compiles(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"invalid regular expression: {exc}") from None
-        return pattern
-
-    @field_validator("vmid_range")
-    @classmethod
-    def _range(cls, text: str | None) -> str | None:
-        if text is not None:
-            parse_vmid_range(text)
-        return text
 
     @property
     def vmid_bounds(self) -> tuple[int, int] | None:
         return parse_vmid_range(self.vmid_range) if self.vmid_range else None
-
-
-def parse_vmid_range(text: str) -> tuple[int, int]:
-    match = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", text)
-    if match is None:
-        raise ValueError(f"expected 'a-b' with integers, got {text!r}")
-    low, high = int(match[1]), int(match[2])
-    if low > high:
-        raise ValueError(f"range start {low} is above its end {high}")
-    if high > MAX_VMID:
-        raise ValueError(f"range end {high} is above {MAX_VMID}")
-    return low, high
 
 
 class ShapePoint(BaseModel):
