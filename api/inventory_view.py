@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 from temporalio.client import Client
@@ -30,6 +30,8 @@ from .temporal_calls import temporal_errors
 LEDGER_QUERY_TIMEOUT = timedelta(seconds=5)  # only a worker answers (api/workers.py)
 # A readiness probe must answer quickly; a slower inventory counts as unreadable.
 READINESS_TIMEOUT_SECONDS = 5.0
+# The resources a host has `<resource>_used` and `<resource>_capacity` of.
+Scalar = Literal["cpu", "memory_mb", "gpu", "disk_gb"]
 
 
 class HostRoom(BaseModel):
@@ -52,21 +54,13 @@ class HostRoom(BaseModel):
     vm_quota: int | None
     reserved_for: list[str]
 
-    @property
-    def cpu_free(self) -> int:
-        return max(self.cpu_capacity - self.cpu_used, 0)
+    def free(self, resource: Scalar) -> int:
+        """What is left of `resource` (an over-committed host has none, never less)."""
+        return max(getattr(self, f"{resource}_capacity") - getattr(self, f"{resource}_used"), 0)
 
-    @property
-    def memory_mb_free(self) -> int:
-        return max(self.memory_mb_capacity - self.memory_mb_used, 0)
-
-    @property
-    def gpu_free(self) -> int:
-        return max(self.gpu_capacity - self.gpu_used, 0)
-
-    @property
-    def disk_gb_free(self) -> int:
-        return max(self.disk_gb_capacity - self.disk_gb_used, 0)
+    def room(self, resource: Scalar) -> str:
+        """`free/capacity` of `resource`, as people read it."""
+        return f"{self.free(resource)}/{getattr(self, f'{resource}_capacity')}"
 
 
 class InventoryView(BaseModel):
