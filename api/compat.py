@@ -61,10 +61,10 @@ _ALWAYS = (
 class ScheduleBody(BaseModel):
     """The original request; `inventory` and `hold_seconds` are optional extras."""
 
-    # The original API's names for the VM's shape (contracts' VmShape), with the same bounds.
-    requested_cpu: int = Field(gt=0, le=MAX_VM_CPU)
-    requested_memory: int = Field(gt=0, le=MAX_VM_MEMORY_MB, description="MiB")
-    requested_pool: str | None = Field(default=None, max_length=63)
+    # The task's own names (ScheduleHostInput's), the original API's on the wire, same bounds.
+    cpu: int = Field(alias="requested_cpu", gt=0, le=MAX_VM_CPU)
+    memory_mb: int = Field(alias="requested_memory", gt=0, le=MAX_VM_MEMORY_MB, description="MiB")
+    pool: str | None = Field(alias="requested_pool", default=None, max_length=63)
     dedicated: bool = False
     inventory: str = Field(default="default", min_length=1, max_length=63)
     hold_seconds: int = Field(default=DEFAULT_HOLD_SECONDS, ge=1, le=7 * 24 * 3600)
@@ -75,6 +75,10 @@ class ScheduleBody(BaseModel):
         description="The registered cluster the task is for; default: the one cluster the "
         "token acts for (an unscoped token's task belongs to no cluster)",
     )
+
+    def task_input(self, cluster: str | None) -> ScheduleHostInput:
+        """The ScheduleHost task this request asks for, for `cluster` (see task_cluster)."""
+        return ScheduleHostInput(**{**dict(self), "cluster": cluster})
 
 
 class ScheduleAccepted(BaseModel):
@@ -114,36 +118,28 @@ async def schedule(
     cluster = task_cluster(body, caller)
     if cluster is not None:
         caller.require_cluster(cluster)
-        check_cluster_use(settings, cluster, body.inventory, body.requested_pool)
+        check_cluster_use(settings, cluster, body.inventory, body.pool)
     check_inventory_scope(settings, caller.clusters, body.inventory)
     inventory_spec(settings, body.inventory)
     hosts = await inventory_hosts(settings, body.inventory)
-    check_hosts_exist(hosts, body.inventory, body.requested_pool, {}, "requested_pool")
+    check_hosts_exist(hosts, body.inventory, body.pool, {}, "requested_pool")
     task_id = uuid.uuid4().hex
     workflow_id = schedule_workflow_id(task_id)
     with temporal_errors(workflow_id):
         await client.start_workflow(
             SCHEDULE_HOST,
-            ScheduleHostInput(
-                cpu=body.requested_cpu,
-                memory_mb=body.requested_memory,
-                pool=body.requested_pool,
-                dedicated=body.dedicated,
-                inventory=body.inventory,
-                hold_seconds=body.hold_seconds,
-                cluster=cluster,
-            ),
+            body.task_input(cluster),
             id=workflow_id,
             task_queue=settings.task_queue,
             search_attributes=TypedSearchAttributes(
                 [
-                    SearchAttributePair(POOL, body.requested_pool or ANY_POOL),
+                    SearchAttributePair(POOL, body.pool or ANY_POOL),
                     *([SearchAttributePair(CLUSTER, cluster)] if cluster else []),
                 ]
             ),
             static_summary=(
-                f"schedule: {body.requested_cpu} CPU, {body.requested_memory} MiB"
-                + (f" in pool {body.requested_pool}" if body.requested_pool else "")
+                f"schedule: {body.cpu} CPU, {body.memory_mb} MiB"
+                + (f" in pool {body.pool}" if body.pool else "")
             ),
         )
     return ScheduleAccepted(task_id=task_id)
