@@ -206,4 +206,10 @@ class Notifier:
         """Wait for every delivery started so far (called before the workflow closes)."""
         while self._pending:
             pending, self._pending = self._pending, []
-            await asyncio.gather(*pending)
+            # A delivery cancelled because its receiver answered 410 may not have started at
+            # all (then it never reached its own handler): its cancellation is no failure.
+            for outcome in await asyncio.gather(*pending, return_exceptions=True):
+                if isinstance(outcome, BaseException) and not isinstance(
+                    outcome, asyncio.CancelledError
+                ):
+                    raise outcome
