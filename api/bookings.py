@@ -42,7 +42,7 @@ from runtime.settings import Settings
 from .auth import ANY_ROLE, CurrentCaller
 from .errors import Code, InvalidInput, TemporalUnavailable
 from .inventory_view import ledger_reservations
-from .problems import responses
+from .problems import TEMPORAL_ROUTE_WITH_INPUT, responses
 from .spare import AppSettings, TemporalClient
 from .temporal_calls import temporal_errors
 
@@ -252,14 +252,7 @@ router = APIRouter(prefix="/v1", tags=["bookings"])
     "/bookings",
     operation_id="listBookings",
     response_model=BookingsView,
-    responses=responses(
-        Code.INVALID_REQUEST,
-        Code.RANGE_TOO_LONG,
-        Code.UNAUTHENTICATED,
-        Code.FORBIDDEN,
-        Code.TEMPORAL_ERROR,
-        Code.TEMPORAL_UNAVAILABLE,
-    ),
+    responses=responses(*TEMPORAL_ROUTE_WITH_INPUT, Code.RANGE_TOO_LONG),
     summary="Each host's bookings over [from, to): spare, cluster, window, lead start, phase",
     dependencies=[Depends(ANY_ROLE)],
 )

@@ -26,8 +26,7 @@ from contracts.warm import WARM_REQUEST_PREFIX
 from runtime.settings import Settings
 
 from .auth import ANY_ROLE, CurrentCaller
-from .errors import Code
-from .problems import responses
+from .problems import TEMPORAL_ROUTE, responses
 from .spare import AppSettings, TemporalClient
 from .temporal_calls import temporal_errors
 
@@ -100,9 +99,7 @@ async def list_clusters(
     operation_id="listClusters",
     response_model=ClusterList,
     summary="Registered clusters: API server, reachable or not (since when), spares, budget",
-    responses=responses(
-        Code.TEMPORAL_ERROR, Code.TEMPORAL_UNAVAILABLE, Code.UNAUTHENTICATED, Code.FORBIDDEN
-    ),
+    responses=responses(*TEMPORAL_ROUTE),
     dependencies=[Depends(ANY_ROLE)],
 )
 async def get_clusters(

@@ -44,7 +44,7 @@ from .auth import ANY_ROLE, UPGRADE_CONTROLLER, Caller, CurrentCaller
 from .errors import ApiError, Code, InvalidInput, SpareNotFound
 from .explain import check_inventory_scope
 from .inventory_check import check_hosts_exist, inventory_hosts, inventory_spec
-from .problems import responses
+from .problems import TEMPORAL_ROUTE_WITH_INPUT, responses
 from .spare import AppSettings, TemporalClient
 from .spare_runs import Scope
 from .spare_start import check_cluster_use
@@ -52,10 +52,6 @@ from .temporal_calls import QUERY_TIMEOUT, temporal_errors
 from .workers import require_worker
 
 router = APIRouter(tags=["original scheduler API"])
-_ALWAYS = (
-    Code.INVALID_REQUEST, Code.TEMPORAL_ERROR, Code.TEMPORAL_UNAVAILABLE,
-    Code.UNAUTHENTICATED, Code.FORBIDDEN,
-)  # fmt: skip
 
 
 class ScheduleBody(BaseModel):
@@ -101,7 +97,7 @@ class TaskReleased(BaseModel):
     operation_id="scheduleHost",
     response_model=ScheduleAccepted,
     responses=responses(
-        *_ALWAYS,
+        *TEMPORAL_ROUTE_WITH_INPUT,
         Code.UNKNOWN_INVENTORY,
         Code.CLUSTER_FORBIDDEN,
         Code.UNKNOWN_CLUSTER,
@@ -181,7 +177,7 @@ async def _task(
     "/result/{task_id}",
     operation_id="getScheduleResult",
     response_model=TaskResult,
-    responses=responses(*_ALWAYS, Code.TASK_NOT_FOUND),
+    responses=responses(*TEMPORAL_ROUTE_WITH_INPUT, Code.TASK_NOT_FOUND),
     response_model_exclude_unset=True,
     summary="The host a /schedule task reserved, once it is decided",
     dependencies=[Depends(ANY_ROLE)],
@@ -214,7 +210,7 @@ async def result(task_id: str, client: TemporalClient, caller: CurrentCaller) ->
     operation_id="releaseScheduledHost",
     status_code=status.HTTP_202_ACCEPTED,
     response_model=TaskReleased,
-    responses=responses(*_ALWAYS, Code.TASK_NOT_FOUND, Code.TASK_ENDED),
+    responses=responses(*TEMPORAL_ROUTE_WITH_INPUT, Code.TASK_NOT_FOUND, Code.TASK_ENDED),
     summary="Free the host a /schedule task holds (the caller's VM now counts itself)",
     dependencies=[Depends(UPGRADE_CONTROLLER)],
 )

@@ -67,6 +67,15 @@ PROBLEMS: dict[Code, tuple[int, str]] = {
     Code.TEMPORAL_UNAVAILABLE: (503, "Temporal unavailable"),
     Code.INVENTORY_UNAVAILABLE: (503, "Inventory unavailable"),
 }
+# What every route behind a token that asks Temporal can answer: no token or a role that may
+# not, Temporal's error or its absence; and, where it takes input, input that is not valid.
+TEMPORAL_ROUTE = (
+    Code.UNAUTHENTICATED,
+    Code.FORBIDDEN,
+    Code.TEMPORAL_ERROR,
+    Code.TEMPORAL_UNAVAILABLE,
+)
+TEMPORAL_ROUTE_WITH_INPUT = (Code.INVALID_REQUEST, *TEMPORAL_ROUTE)
 _BY_STATUS = {404: Code.NOT_FOUND, 405: Code.METHOD_NOT_ALLOWED, 413: Code.BODY_TOO_LARGE}
 
 

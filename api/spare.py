@@ -14,16 +14,12 @@ from runtime.settings import Settings
 
 from .auth import ANY_ROLE, OPERATOR, UPGRADE_CONTROLLER, CurrentCaller, app_settings
 from .errors import Code
-from .problems import responses
+from .problems import TEMPORAL_ROUTE_WITH_INPUT, responses
 from .spare_actions import SpareView, cancel_spare, release_spare, spare_status
 from .spare_start import PrepareAccepted, PrepareBody, start_spares
 from .spare_window import WindowBody, WindowChanged, change_window
 
 router = APIRouter(prefix="/v1", tags=["spares"])
-
-# Every operation on a spare can meet these.
-_ALWAYS = (Code.INVALID_REQUEST, Code.TEMPORAL_ERROR, Code.TEMPORAL_UNAVAILABLE)
-_AUTH = (Code.UNAUTHENTICATED, Code.FORBIDDEN)
 
 
 def spare_location(spare_id: str) -> str:
@@ -81,8 +77,7 @@ class CancelAccepted(BaseModel):
     responses={
         **_accepted("Started (or found): `Location` is the (first) spare"),
         **responses(
-            *_ALWAYS,
-            *_AUTH,
+            *TEMPORAL_ROUTE_WITH_INPUT,
             Code.CLUSTER_FORBIDDEN,
             Code.REQUEST_CONFLICT,
             Code.NO_CAPACITY,
@@ -120,7 +115,7 @@ async def prepare(
     operation_id="getSpare",
     response_model=SpareView,
     summary="Status of a spare: phase, host, VM, what it waits for, its Temporal UI link",
-    responses=responses(*_ALWAYS, *_AUTH, Code.SPARE_NOT_FOUND),
+    responses=responses(*TEMPORAL_ROUTE_WITH_INPUT, Code.SPARE_NOT_FOUND),
     dependencies=[Depends(ANY_ROLE)],
 )
 async def get_spare(
@@ -147,8 +142,7 @@ async def get_spare(
     responses={
         **_accepted("Release started: `Location` is the spare"),
         **responses(
-            *_ALWAYS,
-            *_AUTH,
+            *TEMPORAL_ROUTE_WITH_INPUT,
             Code.SPARE_NOT_FOUND,
             Code.SPARE_NOT_READY,
             Code.ALREADY_RELEASED,
@@ -179,7 +173,10 @@ async def release(
     responses={
         **_accepted("Cancel requested: `Location` is the spare"),
         **responses(
-            *_ALWAYS, *_AUTH, Code.SPARE_NOT_FOUND, Code.ALREADY_RELEASED, Code.SPARE_ENDED
+            *TEMPORAL_ROUTE_WITH_INPUT,
+            Code.SPARE_NOT_FOUND,
+            Code.ALREADY_RELEASED,
+            Code.SPARE_ENDED,
         ),
     },
     dependencies=[Depends(OPERATOR)],
@@ -214,8 +211,7 @@ async def cancel(
         "ends a Ready booking before its end."
     ),
     responses=responses(
-        *_ALWAYS,
-        *_AUTH,
+        *TEMPORAL_ROUTE_WITH_INPUT,
         Code.SPARE_NOT_FOUND,
         Code.NOT_A_BOOKING,
         Code.NO_CAPACITY,

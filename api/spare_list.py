@@ -23,7 +23,7 @@ from runtime.settings import Settings
 
 from .auth import OPERATOR, CurrentCaller
 from .errors import Code, InvalidInput
-from .problems import responses
+from .problems import TEMPORAL_ROUTE_WITH_INPUT, responses
 from .spare import AppSettings, TemporalClient
 from .temporal_calls import temporal_errors
 
@@ -146,14 +146,7 @@ router = APIRouter(prefix="/v1", tags=["spares"])
     "/spares",
     operation_id="listSpares",
     response_model=SparePage,
-    responses=responses(
-        Code.INVALID_REQUEST,
-        Code.INVALID_PAGE_TOKEN,
-        Code.UNAUTHENTICATED,
-        Code.FORBIDDEN,
-        Code.TEMPORAL_ERROR,
-        Code.TEMPORAL_UNAVAILABLE,
-    ),
+    responses=responses(*TEMPORAL_ROUTE_WITH_INPUT, Code.INVALID_PAGE_TOKEN),
     summary="List spares by cluster, pool, host and phase (Temporal visibility), newest first",
     dependencies=[Depends(OPERATOR)],
 )

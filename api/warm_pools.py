@@ -13,7 +13,7 @@ from runtime.settings import Settings
 
 from .auth import ANY_ROLE, CurrentCaller
 from .errors import Code, WarmPoolNotFound
-from .problems import responses
+from .problems import TEMPORAL_ROUTE, responses
 from .spare import AppSettings, TemporalClient
 from .temporal_calls import QUERY_TIMEOUT, temporal_errors
 
@@ -66,15 +66,12 @@ async def get_pool(
     raise WarmPoolNotFound(f"no warm pool '{name}' is configured")
 
 
-_ALWAYS = (Code.TEMPORAL_ERROR, Code.TEMPORAL_UNAVAILABLE, Code.UNAUTHENTICATED, Code.FORBIDDEN)
-
-
 @router.get(
     "/warm-pools",
     operation_id="listWarmPools",
     response_model=WarmPoolList,
     summary="Warm pools: size, Ready spares, spares coming up, claims so far",
-    responses=responses(*_ALWAYS),
+    responses=responses(*TEMPORAL_ROUTE),
     dependencies=[Depends(ANY_ROLE)],
 )
 async def list_warm_pools(
@@ -88,7 +85,7 @@ async def list_warm_pools(
     operation_id="getWarmPool",
     response_model=WarmPoolView,
     summary="One warm pool and each of its spares",
-    responses=responses(*_ALWAYS, Code.WARM_POOL_NOT_FOUND),
+    responses=responses(*TEMPORAL_ROUTE, Code.WARM_POOL_NOT_FOUND),
     dependencies=[Depends(ANY_ROLE)],
 )
 async def get_warm_pool(
