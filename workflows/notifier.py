@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -31,15 +32,9 @@ with workflow.unsafe.imports_passed_through():
         RetryPolicySpec,
     )
     from webhooks.events import (
-        BookingWindow,
-        DrainInfo,
         EventType,
-        HostMove,
-        Replacement,
         SpareEvent,
         SpareEventData,
-        TopologyInfo,
-        VmFacts,
         webhook_id,
     )
 
@@ -109,36 +104,15 @@ class Notifier:
         self.routes, self.event_bus = plan.routes, plan.event_bus
         self.max_spares = plan.max_spares
 
-    def send(
-        self,
-        event_type: EventType,
-        *,
-        host: str | None = None,
-        vm: VmFacts | None = None,
-        reason: str | None = None,
-        topology: TopologyInfo | None = None,
-        drain: DrainInfo | None = None,
-        replacement: Replacement | None = None,
-        window: BookingWindow | None = None,
-        move: HostMove | None = None,
-        occurrence: int = 0,
-    ) -> None:
-        """`occurrence` counts an event type's repeats within this run (its webhook id)."""
+    def send(self, event_type: EventType, *, occurrence: int = 0, **details: Any) -> None:
+        """`details`: the event's fields of SpareEventData beyond the spare's own (host, vm,
+        reason, ...), checked by it. `occurrence` counts an event type's repeats within this
+        run (its webhook id)."""
         event = SpareEvent(
             type=event_type,
             timestamp=workflow.now(),
             data=SpareEventData(
-                spare_id=self.spare_id,
-                cluster=self.cluster,
-                pool=self.pool,
-                host=host,
-                vm=vm,
-                reason=reason,
-                topology=topology,
-                drain=drain,
-                replacement=replacement,
-                window=window,
-                move=move,
+                spare_id=self.spare_id, cluster=self.cluster, pool=self.pool, **details
             ),
         )
         run_id = self.run_id or workflow.info().run_id
