@@ -21,6 +21,7 @@ from pydantic import (
     Field,
     FilePath,
     SecretStr,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -71,6 +72,16 @@ class TokenGrant(BaseModel):
 
     role: Role
     clusters: list[str] | None = Field(default=None, min_length=1)
+
+
+# The settings that hold secrets, and what each is called when it holds a placeholder.
+_SECRET_SETTINGS = {
+    "receiver_secrets": "a receiver secret",
+    "api_tokens": "an API token",
+    "codec_server_tokens": "a codec server token",
+    "gitlab_trigger_token": "a GitLab token",
+    "gitlab_api_token": "a GitLab token",
+}
 
 
 def _reject_placeholder(value: str, what: str) -> None:
@@ -332,21 +343,15 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     """Lowest level logged."""
 
-    @field_validator("receiver_secrets")
+    @field_validator(*_SECRET_SETTINGS)
     @classmethod
-    def _real_secrets(cls, secrets: list[SecretStr]) -> list[SecretStr]:
+    def _real_secrets(cls, value: Any, info: ValidationInfo) -> Any:
+        """No placeholder among a setting's secrets: one, a list, or a dict's keys."""
+        what = _SECRET_SETTINGS.get(info.field_name or "", "a secret")
+        secrets = [] if value is None else [value] if isinstance(value, SecretStr) else value
         for secret in secrets:
-            _reject_placeholder(secret.get_secret_value(), "a receiver secret")
-        return secrets
-
-    @field_validator("api_tokens")
-    @classmethod
-    def _real_tokens(
-        cls, tokens: dict[SecretStr, Role | TokenGrant]
-    ) -> dict[SecretStr, Role | TokenGrant]:
-        for token in tokens:
-            _reject_placeholder(token.get_secret_value(), "an API token")
-        return tokens
+            _reject_placeholder(secret.get_secret_value(), what)
+        return value
 
     @model_validator(mode="after")
     def _token_clusters(self) -> Settings:
@@ -363,13 +368,6 @@ class Settings(BaseSettings):
                     )
         return self
 
-    @field_validator("codec_server_tokens")
-    @classmethod
-    def _real_codec_tokens(cls, tokens: list[SecretStr]) -> list[SecretStr]:
-        for token in tokens:
-            _reject_placeholder(token.get_secret_value(), "a codec server token")
-        return tokens
-
     @model_validator(mode="after")
     def _payload_keys(self) -> Settings:
         for key_id, key in self.payload_keys.items():
@@ -381,13 +379,6 @@ class Settings(BaseSettings):
                 f"file virtflow_payload_keys__{active} to the secrets directory"
             )
         return self
-
-    @field_validator("gitlab_trigger_token", "gitlab_api_token")
-    @classmethod
-    def _real_gitlab_token(cls, token: SecretStr | None) -> SecretStr | None:
-        if token is not None:
-            _reject_placeholder(token.get_secret_value(), "a GitLab token")
-        return token
 
     @field_validator("gitlab_user_data_key")
     @classmethod

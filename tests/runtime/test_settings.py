@@ -110,6 +110,22 @@ def test_placeholder_tokens_are_refused(placeholder: str) -> None:
         Settings(api_tokens={placeholder: "operator"})
 
 
+@pytest.mark.parametrize(
+    ("setting", "value", "called"),
+    [
+        ("receiver_secrets", ["changeme"], "a receiver secret"),
+        ("codec_server_tokens", ["<token>"], "a codec server token"),
+        ("gitlab_trigger_token", "token", "a GitLab token"),
+        ("gitlab_api_token", "TODO", "a GitLab token"),
+    ],
+)
+def test_every_secret_setting_refuses_a_placeholder(
+    setting: str, value: object, called: str
+) -> None:
+    with pytest.raises(ValidationError, match=f"{setting}\n.*{called} is a placeholder"):
+        Settings.model_validate({setting: value})
+
+
 def test_the_ui_link_names_namespace_and_workflow() -> None:
     settings = Settings(temporal_ui_url="http://ui:8233/", temporal_namespace="ns")
     assert (
