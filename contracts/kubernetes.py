@@ -10,6 +10,14 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 
+class NodeNameInput(BaseModel):
+    """A spare's Node, which every Node activity's input names, and the cluster it is in."""
+
+    node_name: str
+    # The spare's cluster; None: the one its Node's name (the spare id) names.
+    cluster: str | None = None
+
+
 class NodeAdoption(BaseModel):
     """What virtflow makes sure a spare's Node carries once it is Ready: the spare's labels,
     and the labels and taints of the site template it was made from."""
@@ -19,10 +27,7 @@ class NodeAdoption(BaseModel):
     pool: str | None = None
 
 
-class WaitNodeReadyInput(BaseModel):
-    node_name: str
-    # The spare's cluster; None: the one its Node's name (the spare id) names.
-    cluster: str | None = None
+class WaitNodeReadyInput(NodeNameInput):
     # How often to heartbeat while nothing changes, and the cap of the retry backoff.
     poll_hint_seconds: float = Field(default=5, gt=0)
     # None: wait until Ready (the workflow's start_to_close bounds it). Set: return a
@@ -44,12 +49,6 @@ class NodeReadyResult(BaseModel):
     api_error: str | None = None
 
 
-class NodeNameInput(BaseModel):
-    node_name: str
-    # The spare's cluster; None: the one its Node's name (the spare id) names.
-    cluster: str | None = None
-
-
 class ClusterSparesInput(BaseModel):
     cluster: str
 
@@ -64,10 +63,7 @@ class CheckNodeReadyInput(NodeNameInput):
     adopt: NodeAdoption | None = None
 
 
-class WatchNodeHealthInput(BaseModel):
-    node_name: str
-    # The spare's cluster; None: the one its Node's name (the spare id) names.
-    cluster: str | None = None
+class WatchNodeHealthInput(NodeNameInput):
     # How long the Node must stay unhealthy before it is reported (MachineHealthCheck: 300).
     unhealthy_after_seconds: float = Field(default=300, gt=0)
     until: Literal["unhealthy", "healthy"] = "unhealthy"

@@ -5,7 +5,7 @@ carry a spare's request to it (workflows cannot send Updates to other workflows)
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from temporalio.common import RetryPolicy
@@ -27,6 +27,7 @@ __all__ = [
     "RESERVE_GROUP_UPDATE",
     "RESERVE_UPDATE",
     "WAITERS_QUERY",
+    "Budgeted",
     "ChangeHoldInput",
     "ChangeHoldResult",
     "ClusterCall",
@@ -44,6 +45,7 @@ __all__ = [
     "ReserveGroupResult",
     "ReserveInput",
     "ReserveResult",
+    "RoomAsk",
     "SpareRunsInput",
     "SpareRunsResult",
     "Waiter",
@@ -103,20 +105,45 @@ class Budget(BaseModel):
         )
 
 
-class Waiter(BaseModel):
-    """A spare waiting for room (or for its cluster's budget); served by priority (high
-    first), then arrival."""
+class Budgeted(BaseModel):
+    """Room that counts against a cluster (and its surge budget)."""
+
+    # The cluster's surge budget; None: no budget.
+    budget: Budget | None = None
+    # The cluster (a budget's, when not given); None: a request of no cluster.
+    cluster: str | None = None
+
+    @model_validator(mode="after")
+    def _cluster_of_budget(self) -> Self:
+        if self.cluster is None and self.budget is not None:
+            self.cluster = self.budget.cluster
+        return self
+
+
+class RoomAsk(Budgeted):
+    """A spare's ask for room, which a spare that waits for room keeps whole. The VM is named
+    after the spare (`request.name`)."""
 
     request: VmRequest
     priority: int = 0
-    seq: int
+    # When the spare holds its room (an ordinary spare: until its TTL can have ended; a
+    # booking: from its lead start to its window's end); None: until freed.
     hold: Hold | None = None
-    budget: Budget | None = None
-    cluster: str | None = None
 
     @property
     def spare_id(self) -> str:
         return self.request.name
+
+    def ask(self) -> dict[str, Any]:
+        """Only the ask, as keyword arguments for another model that extends RoomAsk."""
+        return {name: getattr(self, name) for name in RoomAsk.model_fields}
+
+
+class Waiter(RoomAsk):
+    """A spare waiting for room (or for its cluster's budget); served by priority (high
+    first), then arrival."""
+
+    seq: int
 
 
 class WarmMark(BaseModel):
@@ -165,19 +192,8 @@ class LedgerCall(BaseModel):
         return ledger_workflow_id(self.inventory)
 
 
-class ClusterCall(LedgerCall):
+class ClusterCall(LedgerCall, Budgeted):
     """A ledger call for room that counts against a cluster (and its surge budget)."""
-
-    # The cluster's surge budget; None: no budget.
-    budget: Budget | None = None
-    # The cluster (a budget's, when not given); None: a request of no cluster.
-    cluster: str | None = None
-
-    @model_validator(mode="after")
-    def _cluster_of_budget(self) -> Self:
-        if self.cluster is None and self.budget is not None:
-            self.cluster = self.budget.cluster
-        return self
 
 
 class Leaving(BaseModel):
@@ -188,23 +204,14 @@ class Leaving(BaseModel):
     move: int = Field(ge=1)
 
 
-class ReserveInput(ClusterCall):
-    """A spare's request for room. The VM is named after the spare (`request.name`)."""
+class ReserveInput(LedgerCall, RoomAsk):
+    """A spare's request for room, through the ledger's `reserve` Update."""
 
-    request: VmRequest
     wait_for_capacity: bool = False
-    priority: int = 0
     # A warm pool's spare: its room is taken back for a real request that needs it.
     warm_pool: str | None = None
-    # When the spare holds its room (an ordinary spare: until its TTL can have ended; a
-    # booking: from its lead start to its window's end); None: until freed.
-    hold: Hold | None = None
     # A booking whose host became unfit: placed again, anywhere but where it cannot be held.
     leaving: Leaving | None = None
-
-    @property
-    def spare_id(self) -> str:
-        return self.request.name
 
     @property
     def update_id(self) -> str:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from placement.models import VmRequest, VmShape
 
+from .kubernetes import NodeNameInput
 from .ledger import LedgerCall, Reservation
 from .timeouts import ActivityTimeouts
 from .vm import VmFacts
@@ -248,14 +249,11 @@ class GiveWayResult(BaseModel):
     host: str | None = None
 
 
-class WarmNodeInput(BaseModel):
+class WarmNodeInput(NodeNameInput):
     """Mark a Node warm (label and taint), or take the mark off and give it its spare's labels."""
 
-    node_name: str
     pool: str | None = None
     labels: dict[str, str] = Field(default_factory=dict)
-    # The spare's cluster; None: the one its Node's name (the spare id) names.
-    cluster: str | None = None
 
 
 class WarmCandidatesInput(BaseModel):

@@ -478,16 +478,7 @@ class InventoryLedger:
 
     def _enqueue(self, inp: ReserveInput) -> None:
         self._state.seq += 1
-        self._state.waiters.append(
-            Waiter(
-                request=inp.request,
-                priority=inp.priority,
-                seq=self._state.seq,
-                hold=inp.hold,
-                budget=inp.budget,
-                cluster=inp.cluster,
-            )
-        )
+        self._state.waiters.append(Waiter(seq=self._state.seq, **inp.ask()))
         self._state.waiters.sort(key=lambda w: (-w.priority, w.seq))
         workflow.set_current_details(self._details())
 
