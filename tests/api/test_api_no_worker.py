@@ -25,7 +25,7 @@ from contracts.spare import (
     SpareStatus,
 )
 from tests.api.api_helpers import spare_body
-from tests.helpers import new_worker
+from tests.helpers import assert_eventually, new_worker
 
 
 def unavailable(answer: httpx.Response) -> str:
@@ -88,8 +88,13 @@ async def test_a_worker_that_just_left_gives_503_after_the_bounded_timeout(
 ) -> None:
     async with new_worker(client, HeldSpare, task_queue=task_queue):
         spare_id = (await api.post("/v1/spares", json=spare_body())).json()["spare_id"]
-        seen = await api.get(f"/v1/spares/{spare_id}")
-        assert (seen.status_code, seen.json()["phase"]) == (200, "ready")
+
+        async def answered_by_the_worker() -> None:
+            # Until the server has seen the new worker's first poll, the API says none runs.
+            seen = await api.get(f"/v1/spares/{spare_id}")
+            assert (seen.status_code, seen.json().get("phase")) == (200, "ready"), seen.text
+
+        await assert_eventually(answered_by_the_worker)
     # Shorter than the defaults, so that the test is quick once there is nobody to answer.
     monkeypatch.setattr(temporal_calls, "QUERY_TIMEOUT", timedelta(seconds=1))
     monkeypatch.setattr(temporal_calls, "UPDATE_ACCEPT_TIMEOUT", timedelta(seconds=1))
