@@ -43,6 +43,15 @@ class StoredEvent(BaseModel):
     event: dict[str, Any]
 
 
+# A StoredEvent's columns in the order of its fields: its `event` is stored as JSON in `body`.
+_COLUMNS = ", ".join("body" if name == "event" else name for name in StoredEvent.model_fields)
+
+
+def _stored(row: tuple[Any, ...]) -> StoredEvent:
+    values = dict(zip(StoredEvent.model_fields, row, strict=True))
+    return StoredEvent.model_validate({**values, "event": json.loads(values["event"])})
+
+
 class EventStore:
     """Usable from any thread or process: each thread keeps its own connection.
 
@@ -110,20 +119,6 @@ class EventStore:
             clauses.append("type = ?")
             params.append(event_type)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        query = (
-            "SELECT seq, webhook_id, type, spare_id, received_at, deliveries, body "
-            f"FROM events {where} ORDER BY seq DESC LIMIT ?"
-        )
+        query = f"SELECT {_COLUMNS} FROM events {where} ORDER BY seq DESC LIMIT ?"
         rows = self._connect().execute(query, [*params, limit]).fetchall()
-        return [
-            StoredEvent(
-                seq=seq,
-                webhook_id=wid,
-                type=etype,
-                spare_id=sid,
-                received_at=at,
-                deliveries=deliveries,
-                event=json.loads(body),
-            )
-            for seq, wid, etype, sid, at, deliveries, body in reversed(rows)
-        ]
+        return [_stored(row) for row in reversed(rows)]
