@@ -10,12 +10,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from virtflow_client import AuthenticatedClient
 from virtflow_client.api.bookings import list_bookings
 from virtflow_client.models import BookingsView
 from virtflow_client.types import UNSET
 
-from .common import console, run, settings
-from .spare_api import answer, api_client
+from .common import call_api, console
+from .spare_api import answer
 
 
 def _when(moment: object) -> str:
@@ -42,11 +43,10 @@ def bookings(
 ) -> None:
     """Each host's bookings: spare, cluster, phase, when its spare is made (lead start) and its
     window. Only the clusters the API token acts for."""
-    config = settings()
 
-    async def go() -> None:
+    async def go(client: AuthenticatedClient) -> None:
         response = await list_bookings.asyncio_detailed(
-            client=api_client(config),
+            client=client,
             from_=start if start is not None else UNSET,
             to=end if end is not None else UNSET,
         )
@@ -86,4 +86,4 @@ def bookings(
                 highlight=False,
             )
 
-    run(go())
+    call_api(go)

@@ -10,10 +10,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from virtflow_client import AuthenticatedClient
 from virtflow_client.api.clusters import list_clusters
 from virtflow_client.models import ClusterList
 
-from .spare_api import answer, api_client
+from .spare_api import answer
 
 console = Console()
 
@@ -23,12 +24,10 @@ def clusters(
 ) -> None:
     """Each cluster: its API server, whether it answers (or its last error and since when),
     its spares in use and its surge budget."""
-    from .common import run, settings
+    from .common import call_api
 
-    config = settings()
-
-    async def go() -> None:
-        found = answer(await list_clusters.asyncio_detailed(client=api_client(config)), ClusterList)
+    async def go(client: AuthenticatedClient) -> None:
+        found = answer(await list_clusters.asyncio_detailed(client=client), ClusterList)
         if as_json:
             console.print_json(json.dumps(found.to_dict()))
             return
@@ -47,4 +46,4 @@ def clusters(
             )
         console.print(table)
 
-    run(go())
+    call_api(go)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -31,8 +31,9 @@ from api.temporal_client import ClientProvider
 from placement.errors import field_path
 from runtime.settings import Settings, get_settings
 from runtime.temporal_profile import TemporalProfileError
+from virtflow_client import AuthenticatedClient
 
-from .spare_api import ApiProblem
+from .spare_api import ApiProblem, api_client
 
 console = Console()
 err_console = Console(stderr=True)
@@ -86,6 +87,17 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     except KeyboardInterrupt:
         # Only this command stops: a spare lives in Temporal, not in this process.
         fail("interrupted (the spare, if started, carries on)", EXIT_FAILED)
+
+
+def call_api(action: Callable[[AuthenticatedClient], Coroutine[Any, Any, T]]) -> T:
+    """Run a command's calls of the HTTP API: the settings read first (bad ones exit 2), then
+    `action` with a client that carries the API token, its errors as one line (`run`)."""
+    config = settings()
+
+    async def with_client() -> T:
+        return await action(api_client(config))
+
+    return run(with_client())
 
 
 def read_json(path: Path) -> dict[str, Any]:

@@ -38,8 +38,8 @@ from virtflow_client.models import (
 from virtflow_client.models import Phase as ApiPhase
 from virtflow_client.types import UNSET
 
-from .common import EXIT_BAD_INPUT, EXIT_FAILED, console, fail, one_line, read_json, run, settings
-from .spare_api import answer, api_client
+from .common import EXIT_BAD_INPUT, EXIT_FAILED, call_api, console, fail, one_line, read_json
+from .spare_api import answer
 from .spare_view import follow_spare, get_view, given, phase_of, status_table, watch_spare
 
 
@@ -96,10 +96,8 @@ def prepare(
         )
     except ValidationError as err:
         fail(f"bad request: {one_line(err)}", EXIT_BAD_INPUT)
-    config = settings()
 
-    async def go() -> int:
-        client = api_client(config)
+    async def go(client: AuthenticatedClient) -> int:
         response = await prepare_spare.asyncio_detailed(
             client=client, body=PrepareBody.from_dict(body)
         )
@@ -116,7 +114,7 @@ def prepare(
             return 0
         return await follow_spare(client, accepted.spare_id, console)
 
-    raise typer.Exit(run(go()))
+    raise typer.Exit(call_api(go))
 
 
 def _devices(options: list[str]) -> dict[str, int]:
@@ -130,22 +128,23 @@ def _devices(options: list[str]) -> dict[str, int]:
     return devices
 
 
+# The argument of every command about one spare.
+SpareId = Annotated[str, typer.Argument(help="Spare (workflow) id")]
+
 # A watch ends at a phase the spare stays in, or when its workflow ends.
 SETTLED = {Phase.READY.value, Phase.RELEASED.value, Phase.FAILED.value, Phase.CANCELLED.value}
 
 
 def status(
-    spare_id: Annotated[str, typer.Argument(help="Spare (workflow) id")],
+    spare_id: SpareId,
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON")] = False,
     watch: Annotated[
         bool, typer.Option("--watch", "-w", help="Live view until Ready or ended (Ctrl-C stops)")
     ] = False,
 ) -> None:
     """Show a spare's phase, host, VM and what it waits for."""
-    config = settings()
 
-    async def go() -> None:
-        client = api_client(config)
+    async def go(client: AuthenticatedClient) -> None:
         if watch:
             await watch_spare(client, spare_id, SETTLED, console)
             return
@@ -155,7 +154,7 @@ def status(
         else:
             console.print(status_table(view))
 
-    run(go())
+    call_api(go)
 
 
 # How a cancelled workflow's status reads.
@@ -178,17 +177,15 @@ async def _then_watch(
 
 
 def release(
-    spare_id: Annotated[str, typer.Argument(help="Spare (workflow) id")],
+    spare_id: SpareId,
     reason: Annotated[str, typer.Option(help="Why, recorded in history")] = "released by CLI",
     wait: Annotated[
         bool, typer.Option("--wait", help="Follow it until released (exit 0) or failed (1)")
     ] = False,
 ) -> None:
     """Release a Ready spare: drain, delete the Node, destroy the VM, free the capacity."""
-    config = settings()
 
-    async def go() -> int:
-        client = api_client(config)
+    async def go(client: AuthenticatedClient) -> int:
         response = await release_spare.asyncio_detailed(
             spare_id, client=client, body=ReleaseRequest(reason=reason)
         )
@@ -199,27 +196,25 @@ def release(
             wait, client, spare_id, ended, lambda view: phase_of(view) == Phase.RELEASED.value
         )
 
-    raise typer.Exit(run(go()))
+    raise typer.Exit(call_api(go))
 
 
 def cancel(
-    spare_id: Annotated[str, typer.Argument(help="Spare (workflow) id")],
+    spare_id: SpareId,
     wait: Annotated[
         bool, typer.Option("--wait", help="Follow it until it has compensated and ended")
     ] = False,
 ) -> None:
     """Cancel a spare (the emergency stop): it undoes what it did, then ends. Operator role."""
-    config = settings()
 
-    async def go() -> int:
-        client = api_client(config)
+    async def go(client: AuthenticatedClient) -> int:
         answer(await cancel_spare.asyncio_detailed(spare_id, client=client), CancelAccepted)
         console.print(f"spare {spare_id}: cancel requested")
         return await _then_watch(
             wait, client, spare_id, set(), lambda view: view.workflow_status in CANCELLED
         )
 
-    raise typer.Exit(run(go()))
+    raise typer.Exit(call_api(go))
 
 
 def window(
@@ -228,7 +223,6 @@ def window(
 ) -> None:
     """End a booking's window later or sooner. A later end is taken only if its host's room is
     free until then; otherwise the answer says who holds it and until when it is free."""
-    config = settings()
     try:
         new_end = datetime.fromisoformat(end)
     except ValueError:
@@ -236,8 +230,7 @@ def window(
     if new_end.tzinfo is None:
         fail(f"bad request: --end {end!r} has no offset (add Z or +hh:mm)", EXIT_BAD_INPUT)
 
-    async def go() -> None:
-        client = api_client(config)
+    async def go(client: AuthenticatedClient) -> None:
         response = await change_spare_window.asyncio_detailed(
             spare_id, client=client, body=WindowBody(end=new_end)
         )
@@ -247,7 +240,7 @@ def window(
             f"{changed.window.end.isoformat()}"
         )
 
-    run(go())
+    call_api(go)
 
 
 MAX_PAGE_SIZE = 500
@@ -262,10 +255,8 @@ def list_spares(
     as_json: Annotated[bool, typer.Option("--json", help="Print the spares as JSON")] = False,
 ) -> None:
     """List spares, newest first (Temporal visibility through the API), page after page."""
-    config = settings()
 
-    async def go() -> None:
-        client = api_client(config)
+    async def go(client: AuthenticatedClient) -> None:
         spares: list[Any] = []
         token: str | None = None
         while len(spares) < limit:
@@ -302,4 +293,4 @@ def list_spares(
         more = f" (more: raise --limit above {limit})" if token else ""
         console.print(f"{len(spares)} spare(s){more}", highlight=False)
 
-    run(go())
+    call_api(go)

@@ -9,10 +9,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from virtflow_client import AuthenticatedClient
 from virtflow_client.api.warm_pools import list_warm_pools
 from virtflow_client.models import WarmPoolList
 
-from .spare_api import answer, api_client
+from .spare_api import answer
 
 warm_app = typer.Typer(help="Warm pools: spares kept Ready ahead of demand.", no_args_is_help=True)
 console = Console()
@@ -23,14 +24,10 @@ def list_pools(
     as_json: Annotated[bool, typer.Option("--json", help="Print the pools as JSON")] = False,
 ) -> None:
     """Each warm pool: its size, spares Ready and coming up, claims so far, why it is short."""
-    from .common import run, settings
+    from .common import call_api
 
-    config = settings()
-
-    async def go() -> None:
-        pools = answer(
-            await list_warm_pools.asyncio_detailed(client=api_client(config)), WarmPoolList
-        )
+    async def go(client: AuthenticatedClient) -> None:
+        pools = answer(await list_warm_pools.asyncio_detailed(client=client), WarmPoolList)
         if as_json:
             console.print_json(json.dumps(pools.to_dict()))
             return
@@ -51,4 +48,4 @@ def list_pools(
             )
         console.print(table)
 
-    run(go())
+    call_api(go)
