@@ -21,7 +21,7 @@ from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from .errors import TemporalUnavailable
 from .temporal_client import is_unavailable
@@ -66,7 +66,9 @@ async def why_no_worker(client: Client, task_queue: str) -> str | None:
             request, timeout=DESCRIBE_TIMEOUT
         )
     except RPCError as err:
-        if is_unavailable(err):
+        # CANCELLED: the describe's own deadline passed, or a busy server gave up on asking its
+        # matching service; either way the engine did not answer, which is no request's fault.
+        if is_unavailable(err) or err.status == RPCStatusCode.CANCELLED:
             raise TemporalUnavailable(str(err)) from err
         raise
     polls = [p.last_access_time.ToDatetime(UTC) for p in described.pollers]

@@ -23,6 +23,7 @@ from rich.console import Console
 from temporalio.client import Client
 
 from api.app import create_app
+from api.errors import TemporalUnavailable
 from api.temporal_client import connect_factory
 from api.workers import why_no_worker
 from contracts.common import SEARCH_ATTRIBUTES
@@ -341,11 +342,19 @@ async def _worker_polling(client: Client, task_queue: str, worker: asyncio.Task[
     """Up once the worker polls: before, the API answers a spare's status with 503 (no worker),
     and a demo or a first request right after start-up would meet that."""
     async with asyncio.timeout(SERVER_START_TIMEOUT_SECONDS):
-        while await why_no_worker(client, task_queue) is not None:
+        while await _why_not_polling(client, task_queue) is not None:
             if worker.done():
                 worker.result()  # its failure, as it is
                 raise RuntimeError("the worker stopped before it polled")
             await asyncio.sleep(0.1)
+
+
+async def _why_not_polling(client: Client, task_queue: str) -> str | None:
+    """A server just started and busy may not answer a describe at once: ask again."""
+    try:
+        return await why_no_worker(client, task_queue)
+    except TemporalUnavailable as err:
+        return str(err)
 
 
 def banner(running: RunningStack, ports: LabPorts) -> str:

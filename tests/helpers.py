@@ -15,7 +15,11 @@ from typing import Any, TypeVar
 
 import psutil
 import pytest
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest, DescribeTaskQueueResponse
 from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from api.workers import why_no_worker
@@ -39,6 +43,27 @@ async def assert_eventually(
             if time.monotonic() > deadline:
                 raise
         await asyncio.sleep(interval)
+
+
+async def describe_queue(
+    client: Client,
+    task_queue: str,
+    kind: TaskQueueType.ValueType = TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+) -> DescribeTaskQueueResponse:
+    """DescribeTaskQueue, for use inside `assert_eventually`: a busy dev server cancels the
+    describe while it asks its matching service, which is an answer not given yet, so it is
+    raised as an AssertionError to ask again."""
+    try:
+        return await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace,
+                task_queue=TaskQueue(name=task_queue),
+                task_queue_type=kind,
+            )
+        )
+    except RPCError as err:
+        assert err.status != RPCStatusCode.CANCELLED, err
+        raise
 
 
 def new_worker(

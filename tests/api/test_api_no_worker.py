@@ -6,6 +6,7 @@ queue, after the bounded RPC timeout when the worker left a moment ago. About 4 
 from __future__ import annotations
 
 from datetime import timedelta
+from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -14,7 +15,9 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from api import temporal_calls
+from api.errors import TemporalUnavailable
 from api.temporal_client import is_no_worker
+from api.workers import why_no_worker
 from contracts.spare import (
     PREPARE_SPARE,
     RELEASE_UPDATE,
@@ -118,3 +121,28 @@ def test_whichever_deadline_passes_first_a_call_nobody_took_up_reads_as_no_worke
     status: RPCStatusCode, message: str, no_worker: bool
 ) -> None:
     assert is_no_worker(RPCError(message, status, b"")) is no_worker
+
+
+@pytest.mark.parametrize(
+    ("status", "unanswered"),
+    [
+        (RPCStatusCode.CANCELLED, True),
+        (RPCStatusCode.UNAVAILABLE, True),
+        (RPCStatusCode.PERMISSION_DENIED, False),
+    ],
+)
+async def test_a_describe_the_engine_did_not_answer_is_503_not_the_engines_error(
+    status: RPCStatusCode, unanswered: bool
+) -> None:
+    class Refusing:
+        async def describe_task_queue(self, *_: object, **__: object) -> None:
+            raise RPCError("operation was canceled", status, b"")
+
+    client = SimpleNamespace(namespace="default", workflow_service=Refusing())
+    asking = why_no_worker(client, "virtflow")  # type: ignore[arg-type]
+    if unanswered:
+        with pytest.raises(TemporalUnavailable):
+            await asking
+    else:
+        with pytest.raises(RPCError):
+            await asking

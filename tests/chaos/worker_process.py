@@ -12,12 +12,10 @@ from pathlib import Path
 
 import psutil
 from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
 from runtime.settings import Settings
-from tests.helpers import assert_eventually
+from tests.helpers import assert_eventually, describe_queue
 
 VIRTFLOW = Path(sysconfig.get_path("scripts")) / "virtflow"
 STOP_TIMEOUT_SECONDS = 10.0
@@ -96,13 +94,7 @@ class WorkerProcess:
             TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
             TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
         ):
-            answer = await self.client.workflow_service.describe_task_queue(
-                DescribeTaskQueueRequest(
-                    namespace=self.client.namespace,
-                    task_queue=TaskQueue(name=self.task_queue),
-                    task_queue_type=kind,
-                )
-            )
+            answer = await describe_queue(self.client, self.task_queue, kind)
             identities = [p.identity for p in answer.pollers]
             assert any(i.startswith(f"{self.pid}@") for i in identities), identities
 

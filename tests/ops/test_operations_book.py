@@ -20,20 +20,17 @@ from typing import Any
 
 import httpx
 from temporalio.api.deployment.v1 import WorkerDeploymentVersion
-from temporalio.api.enums.v1 import TaskQueueType, VersionDrainageStatus
-from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.enums.v1 import VersionDrainageStatus
 from temporalio.api.workflowservice.v1 import (
-    DescribeTaskQueueRequest,
     DescribeWorkerDeploymentRequest,
     DescribeWorkerDeploymentVersionRequest,
 )
 from temporalio.client import Client, WorkflowHandle
-from temporalio.service import RPCError, RPCStatusCode
 
 from contracts.spare import Phase, ReleaseRequest
 from runtime.settings import REPO_ROOT, Settings
 from runtime.temporal_binaries import temporal_cli
-from tests.helpers import assert_eventually
+from tests.helpers import assert_eventually, describe_queue
 from tests.ops.test_worker_versioning import build, build_of, start_spare
 from tests.workflows.standins import StandIns
 from worker.health import WorkerHealth, WorkerState, serving_health
@@ -128,18 +125,7 @@ async def routed_to(client: Client, task_queue: str, current: str, ramping: str 
     """Wait until the task queue routes as the deployment says (the server propagates it)."""
 
     async def routed() -> None:
-        try:
-            answer = await client.workflow_service.describe_task_queue(
-                DescribeTaskQueueRequest(
-                    namespace=client.namespace,
-                    task_queue=TaskQueue(name=task_queue),
-                    task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-                )
-            )
-        except RPCError as err:
-            # A busy dev server cancels the describe while it asks matching: ask again.
-            assert err.status != RPCStatusCode.CANCELLED, err
-            raise
+        answer = await describe_queue(client, task_queue)
         info = answer.versioning_info
         seen = (info.current_deployment_version.build_id, info.ramping_deployment_version.build_id)
         assert seen == (current, ramping)

@@ -11,15 +11,13 @@ from pathlib import Path
 
 import pytest
 from google.protobuf.duration_pb2 import Duration
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest, RegisterNamespaceRequest
+from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 from temporalio.client import Client
 
 from contracts.common import TASK_QUEUE
 from contracts.reconcile import RECONCILE_SCHEDULE_ID
 from runtime.settings import REPO_ROOT
-from tests.helpers import assert_eventually
+from tests.helpers import assert_eventually, describe_queue
 
 
 @pytest.fixture
@@ -63,20 +61,15 @@ def worker(client: Client, namespace: str, tmp_path: Path) -> Iterator[subproces
 async def test_the_worker_starts_with_only_the_standard_address_and_namespace(
     client: Client, namespace: str, worker: subprocess.Popen[bytes], tmp_path: Path
 ) -> None:
+    other = await Client.connect(client.service_client.config.target_host, namespace=namespace)
+
     async def polling() -> None:
         assert worker.poll() is None, (tmp_path / "worker.log").read_text()
-        answer = await client.workflow_service.describe_task_queue(
-            DescribeTaskQueueRequest(
-                namespace=namespace,
-                task_queue=TaskQueue(name=TASK_QUEUE),
-                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-            )
-        )
+        answer = await describe_queue(other, TASK_QUEUE)
         assert answer.pollers, "no worker polls the namespace's task queue yet"
 
     await assert_eventually(polling, timeout=60, interval=0.5)
     # It wrote there too: the orphan sweep's schedule exists in that namespace.
-    other = await Client.connect(client.service_client.config.target_host, namespace=namespace)
     description = await other.get_schedule_handle(RECONCILE_SCHEDULE_ID).describe()
     assert description.id == RECONCILE_SCHEDULE_ID
     worker.terminate()

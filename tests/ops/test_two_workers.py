@@ -17,14 +17,12 @@ import httpx
 import pytest
 import yaml
 from temporalio.api.enums.v1 import EventType, TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
 from contracts.spare import Phase, ReleaseRequest, SpareRequest, SpareResult, spare_workflow_id
 from lab.stack import LabStack
 from runtime.settings import REPO_ROOT
-from tests.helpers import assert_eventually
+from tests.helpers import assert_eventually, describe_queue
 from tests.stack import uniform_site
 from webhooks.receiver import create_receiver_app
 from webhooks.serve import serve_app
@@ -123,13 +121,7 @@ def start_worker(tmp: Path, n: int, config: Path, secret_dir: Path) -> subproces
 
 
 async def pollers(client: Client, task_queue: str) -> set[str]:
-    answer = await client.workflow_service.describe_task_queue(
-        DescribeTaskQueueRequest(
-            namespace=client.namespace,
-            task_queue=TaskQueue(name=task_queue),
-            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-        )
-    )
+    answer = await describe_queue(client, task_queue, TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY)
     return {p.identity for p in answer.pollers}
 
 

@@ -18,11 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import activity
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle
-from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from activities.kubernetes import KubernetesActivities
@@ -43,7 +39,7 @@ from contracts.warm import (
 )
 from runtime.settings import Settings
 from runtime.temporal_binaries import temporal_cli
-from tests.helpers import assert_eventually
+from tests.helpers import assert_eventually, describe_queue
 from tests.ops.incompatible_build import ChangedPrepareSpare
 from tests.stack import wait_phase
 from tests.workflows.standins import StandIns, real_name
@@ -102,18 +98,7 @@ async def make_current(client: Client, task_queue: str, deployment: str, build_i
         assert proc.returncode == 0, output.decode()
 
     async def routed() -> None:
-        try:
-            answer = await client.workflow_service.describe_task_queue(
-                DescribeTaskQueueRequest(
-                    namespace=client.namespace,
-                    task_queue=TaskQueue(name=task_queue),
-                    task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-                )
-            )
-        except RPCError as err:
-            # A busy dev server cancels the describe while it asks matching: ask again.
-            assert err.status != RPCStatusCode.CANCELLED, err
-            raise
+        answer = await describe_queue(client, task_queue)
         current = answer.versioning_info.current_deployment_version
         assert (current.deployment_name, current.build_id) == (deployment, build_id)
 
