@@ -35,7 +35,6 @@ from .task_clock import TaskClock
 
 
 @functools.cache
-@functools.cache
 def ansible_envvars() -> dict[str, str]:
     """Environment of a playbook run: this interpreter's scripts dir first on PATH
     (ansible-runner needs ansible-playbook there), the hypervisors' own plugins, and none of
