@@ -34,7 +34,9 @@ from webhooks.serve import EmbeddedServer
 
 log = logging.getLogger(__name__)
 
-LAB_NETWORK = ipaddress.ip_network("10.77.0.0/16")
+# Simulated VMs are records, never reached: their addresses come from the range set aside for
+# benchmarks (RFC 2544, 198.18.0.0/15), not from a private range a site may route.
+LAB_NETWORK = ipaddress.ip_network("198.18.0.0/16")
 FIRST_VMID = 100
 RESOURCES = (("cpu", "cpu"), ("memory_mb", "memory_mb"), ("gpu", "gpu"))
 
@@ -253,13 +255,13 @@ class LabHypervisor:
     def _ip_for(self, name: str) -> str:
         """Deterministic from the name, probing past addresses already taken."""
         taken = {vm.ip for vm in self._vms.values()}
-        size = LAB_NETWORK.num_addresses - 2 * 256  # skip 10.77.0.x and 10.77.255.x
+        size = LAB_NETWORK.num_addresses - 2 * 256  # skip the first and the last /24
         start = int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big") % size
         for step in range(size):
             address = LAB_NETWORK[256 + (start + step) % size]
             if address.packed[-1] not in (0, 255) and str(address) not in taken:
                 return str(address)
-        raise LabHypervisorError(409, "no_ip_available", "no_ip_available: 10.77.0.0/16 is full")
+        raise LabHypervisorError(409, "no_ip_available", f"no_ip_available: {LAB_NETWORK} is full")
 
     # ----- state file -----
 

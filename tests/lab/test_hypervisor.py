@@ -88,7 +88,7 @@ async def test_vm_gets_deterministic_mac_ip_in_lab_network_and_next_free_vmid(
     c = (await http.post("/vms", json=vm("spare-e"))).json()
     assert (a["vmid"], b["vmid"], c["vmid"]) == (102, 500, 103)
     assert a["mac"].startswith("52:54:00:") and a["mac"] != b["mac"]
-    assert all(v["ip"].startswith("10.77.") for v in (a, b, c))
+    assert all(v["ip"].startswith("198.18.") for v in (a, b, c))
     assert len({a["ip"], b["ip"], c["ip"]}) == 3
     taken = await http.post("/vms", json=vm("spare-f", vmid=500))
     assert taken.status_code == 409 and taken.json()["error"] == "vmid_in_use"
