@@ -24,7 +24,7 @@ from tests.libvirt.collections import collections_path, installed
 
 HYPERVISORS = Path(__file__).resolve().parents[2] / "hypervisors"
 # virtflow's own modules: Ansible finds them beside the playbooks, not beside this check.
-LIBRARY = HYPERVISORS / "libvirt" / "library"
+LIBRARY = [HYPERVISORS / name / "library" for name in ("libvirt", "proxmox")]
 VARIANTS = sorted(p for name in ("libvirt", "proxmox") for p in (HYPERVISORS / name).glob("*.yml"))
 MODULES = (
     "community.libvirt.virt",
@@ -32,7 +32,7 @@ MODULES = (
     "community.proxmox.proxmox_vm_info",
 )
 # virtflow's own (hypervisors/libvirt/library), documented as Ansible documents a module.
-OWN_MODULES = ("virtflow_host_command", "virtflow_libvirt_domain")
+OWN_MODULES = ("virtflow_host_command", "virtflow_libvirt_domain", "virtflow_pve_api")
 
 
 def _env(collections: Path) -> dict[str, str]:
@@ -41,7 +41,7 @@ def _env(collections: Path) -> dict[str, str]:
         **os.environ,
         "PATH": os.pathsep.join([scripts, os.environ.get("PATH", "")]),
         "ANSIBLE_COLLECTIONS_PATH": str(collections),
-        "ANSIBLE_LIBRARY": str(LIBRARY),
+        "ANSIBLE_LIBRARY": os.pathsep.join(str(d) for d in LIBRARY),
         "ANSIBLE_LOCALHOST_WARNING": "false",
         "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
     }
