@@ -583,10 +583,21 @@ async def _start_asking_warm(
         )
     except WorkflowUpdateFailedError:
         return None  # the spare ended before it knew (a used id, a refused request)
-    except WorkflowUpdateRPCTimeoutOrCancelledError:
+    except Exception as err:
+        await _read_start_error(start)
+        if not isinstance(err, WorkflowUpdateRPCTimeoutOrCancelledError):
+            raise
         await client.start_workflow(PREPARE_SPARE, request, **options)
         return None
     return answer
+
+
+async def _read_start_error(start: WithStartWorkflowOperation[Any, Any]) -> None:
+    """The SDK keeps a failed call's error in its start operation too; unread, asyncio logs
+    it with a stack trace once the operation is collected ("Future exception was never
+    retrieved"), one per timed-out POST under load."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(start.workflow_handle(), timeout=1)
 
 
 async def _warm_of_ended(client: Client, spare_id: str) -> WarmInfo | None:
