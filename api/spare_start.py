@@ -583,12 +583,13 @@ async def _start_asking_warm(
         )
     except WorkflowUpdateFailedError:
         return None  # the spare ended before it knew (a used id, a refused request)
-    except Exception as err:
+    except WorkflowUpdateRPCTimeoutOrCancelledError:
         await _read_start_error(start)
-        if not isinstance(err, WorkflowUpdateRPCTimeoutOrCancelledError):
-            raise
         await client.start_workflow(PREPARE_SPARE, request, **options)
         return None
+    except Exception:
+        await _read_start_error(start)
+        raise
     return answer
 
 

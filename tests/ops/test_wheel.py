@@ -82,10 +82,9 @@ def test_the_installed_package_finds_its_playbooks_outside_the_source_tree(
     assert (hypervisors / "lab" / "create.yml").is_file()
     assert (hypervisors / "libvirt" / "templates" / "domain.xml.j2").is_file()
     # Every hypervisor's own Ansible actions, which a playbook run names by directory.
-    for own in REPO_ROOT.glob("hypervisors/*/*_plugins/*.py"):
-        assert (hypervisors / own.relative_to(REPO_ROOT / "hypervisors")).is_file(), own
-    for own in REPO_ROOT.glob("hypervisors/*/library/*.py"):
-        assert (hypervisors / own.relative_to(REPO_ROOT / "hypervisors")).is_file(), own
+    source = REPO_ROOT / "hypervisors"
+    for own in [*source.glob("*/*_plugins/*.py"), *source.glob("*/library/*.py")]:
+        assert (hypervisors / own.relative_to(source)).is_file(), own
 
 
 def test_virtflow_demo_runs_from_the_installed_wheel(installed: Path, tmp_path: Path) -> None:
