@@ -50,17 +50,24 @@ async def describe_queue(
     task_queue: str,
     kind: TaskQueueType.ValueType = TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
 ) -> DescribeTaskQueueResponse:
-    """DescribeTaskQueue, for use inside `assert_eventually`: a busy dev server cancels the
-    describe while it asks its matching service, which is an answer not given yet, so it is
-    raised as an AssertionError to ask again."""
-    try:
-        return await client.workflow_service.describe_task_queue(
+    """DescribeTaskQueue, for use inside `assert_eventually` (see `answered`)."""
+    return await answered(
+        client.workflow_service.describe_task_queue(
             DescribeTaskQueueRequest(
                 namespace=client.namespace,
                 task_queue=TaskQueue(name=task_queue),
                 task_queue_type=kind,
             )
         )
+    )
+
+
+async def answered(call: Awaitable[T]) -> T:
+    """A describe call, for use inside `assert_eventually`: a busy dev server cancels a
+    describe while it asks its matching service or a deployment's workflow, which is an
+    answer not given yet, so it is raised as an AssertionError to ask again."""
+    try:
+        return await call
     except RPCError as err:
         assert err.status != RPCStatusCode.CANCELLED, err
         raise

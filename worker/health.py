@@ -52,10 +52,12 @@ class WorkerHealth:
                 healthy = await self.client.service_client.check_health()
                 problem = await self.routing() if healthy else None
         except Exception as err:  # any failure to answer is "not ready", with the reason
-            detail = f"Temporal: {type(err).__name__}: {err}"
+            detail = f"Temporal did not answer: {type(err).__name__}: {err}"
             return web.json_response({"status": "unavailable", "detail": detail}, status=503)
         if not healthy:
-            return web.json_response({"status": "unavailable", "detail": "Temporal"}, status=503)
+            return web.json_response(
+                {"status": "unavailable", "detail": "Temporal is not serving"}, status=503
+            )
         if problem is not None:
             return web.json_response({"status": "unavailable", "detail": problem}, status=503)
         return web.json_response({"status": "ready"})

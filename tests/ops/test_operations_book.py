@@ -30,7 +30,7 @@ from temporalio.client import Client, WorkflowHandle
 from contracts.spare import Phase, ReleaseRequest
 from runtime.settings import REPO_ROOT, Settings
 from runtime.temporal_binaries import temporal_cli
-from tests.helpers import assert_eventually, describe_queue
+from tests.helpers import answered, assert_eventually, describe_queue
 from tests.ops.test_worker_versioning import build, build_of, start_spare
 from tests.workflows.standins import StandIns
 from worker.health import WorkerHealth, WorkerState, serving_health
@@ -98,8 +98,11 @@ def shell(client: Client, deployment: str, **more: str) -> dict[str, str]:
 
 async def routing(client: Client, deployment: str) -> tuple[str, str, float]:
     """(current build, ramping build, ramp percentage) of the deployment; "" when none."""
-    answer = await client.workflow_service.describe_worker_deployment(
-        DescribeWorkerDeploymentRequest(namespace=client.namespace, deployment_name=deployment)
+    request = DescribeWorkerDeploymentRequest(
+        namespace=client.namespace, deployment_name=deployment
+    )
+    answer = await assert_eventually(
+        lambda: answered(client.workflow_service.describe_worker_deployment(request))
     )
     config = answer.worker_deployment_info.routing_config
     return (
@@ -110,13 +113,12 @@ async def routing(client: Client, deployment: str) -> tuple[str, str, float]:
 
 
 async def drainage(client: Client, deployment: str, build_id: str) -> int:
-    answer = await client.workflow_service.describe_worker_deployment_version(
-        DescribeWorkerDeploymentVersionRequest(
-            namespace=client.namespace,
-            deployment_version=WorkerDeploymentVersion(
-                deployment_name=deployment, build_id=build_id
-            ),
-        )
+    request = DescribeWorkerDeploymentVersionRequest(
+        namespace=client.namespace,
+        deployment_version=WorkerDeploymentVersion(deployment_name=deployment, build_id=build_id),
+    )
+    answer = await assert_eventually(
+        lambda: answered(client.workflow_service.describe_worker_deployment_version(request))
     )
     return int(answer.worker_deployment_version_info.drainage_info.status)
 
@@ -139,9 +141,18 @@ async def release(handle: WorkflowHandle[Any, Any]) -> None:
 
 
 async def readyz(port: int) -> tuple[int, dict[str, Any]]:
-    async with httpx.AsyncClient() as http:
-        answer = await http.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
-    return answer.status_code, answer.json()
+    """The probe's answer once Temporal gave one: a busy dev server may cancel the deployment's
+    describe, and the probe then says only that Temporal did not answer, so ask again (as the
+    kubelet would)."""
+
+    async def probe() -> tuple[int, dict[str, Any]]:
+        async with httpx.AsyncClient() as http:
+            answer = await http.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
+        said = answer.json()
+        assert not said.get("detail", "").startswith("Temporal"), said
+        return answer.status_code, said
+
+    return await assert_eventually(probe, timeout=30, interval=0.2)
 
 
 def free_port() -> int:
