@@ -41,8 +41,6 @@ from placement.table import HostTable
 from .prepared_inventory import PreparedInventory
 
 TOP_CANDIDATES = 5
-# A refusal names at most this many of the reservations that hold the room it wanted.
-HELD_BY_SHOWN = 10
 # Rejections that more room (fewer reservations) would have cured.
 ROOM_REASONS = frozenset(
     {
@@ -272,10 +270,10 @@ def _held_by(
     prepared: PreparedInventory | None = None,
 ) -> list[str]:
     """The reservations in the way: those holding room within `hold` on hosts the request was
-    refused for want of room (in the order they were made)."""
+    refused for want of room (in the order they were made). All of them, never more than the
+    input carried: the ledger, which knows each one's cluster, chooses whom to name."""
     if not ROOM_REASONS & decision.reason_counts.keys():
         return []
     rejected = _placed(snapshot, prepared).rejected
     refused = {host for host, why in rejected.items() if why.split(":")[0] in ROOM_REASONS}
-    names = [r.spare_id for r in holding_over(reservations, hold, now) if r.host in refused]
-    return names[:HELD_BY_SHOWN]
+    return [r.spare_id for r in holding_over(reservations, hold, now) if r.host in refused]

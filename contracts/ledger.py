@@ -77,15 +77,21 @@ def ledger_workflow_id(inventory: str) -> str:
     return f"ledger-{inventory}"
 
 
+# A refusal names at most this many of its requester's own spares that hold the room.
+HELD_BY_SHOWN = 10
+
+
 def holders(named: list[str], others: int) -> str:
-    """Who holds the room a refusal wanted: its requester's own cluster's spares by name, the
-    other clusters' only counted (whether they exist is not the requester's to know)."""
-    counted = (
-        []
-        if others == 0
-        else ["1 spare of another cluster" if others == 1 else f"{others} spares of other clusters"]
-    )
-    return ", ".join([*named, *counted])
+    """Who holds the room a refusal wanted: its requester's own cluster's spares by name (the
+    first HELD_BY_SHOWN), the other clusters' only counted (whether they exist is not the
+    requester's to know)."""
+    more = len(named) - HELD_BY_SHOWN
+    counted = [f"{more} more of its own"] if more > 0 else []
+    if others:
+        counted.append(
+            "1 spare of another cluster" if others == 1 else f"{others} spares of other clusters"
+        )
+    return ", ".join([*named[:HELD_BY_SHOWN], *counted])
 
 
 class Budget(BaseModel):

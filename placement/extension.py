@@ -26,7 +26,6 @@ from .reservations import Reservation, apply_reservations, holding_over
 NOT_ROOM = (NODE_UNSCHEDULABLE, *REQUEST_FILTERS)
 # The room at an instant is judged over this short interval from it.
 INSTANT = timedelta(seconds=1)
-HELD_BY_SHOWN = 10
 
 
 @dataclass
@@ -92,7 +91,8 @@ def room_to_extend(
         False,
         f"{own.host} has no room for {own.spare_id} from {free_until.isoformat()} to "
         f"{end.isoformat()} ({decision.summary})",
-        held_by=[r.spare_id for r in in_way][:HELD_BY_SHOWN],
+        # All of them: the ledger, which knows each one's cluster, chooses whom to name.
+        held_by=[r.spare_id for r in in_way],
         free_until=free_until,
         free_again_at=free_again_at,
     )

@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         CHANGE_HOLD_UPDATE,
         FREE_UPDATE,
         HAS_BOOKINGS_QUERY,
+        HELD_BY_SHOWN,
         INVENTORY_LEDGER,
         RESERVATIONS_QUERY,
         RESERVE_GROUP_UPDATE,
@@ -341,7 +342,7 @@ class InventoryLedger:
                         status="never_fits" if missed.never_fits else "no_capacity",
                         placeable=placeable,
                         reason=self._with_holders(missed, inp.cluster),
-                        held_by=self._own(missed.held_by, inp.cluster),
+                        held_by=self._own(missed.held_by, inp.cluster)[:HELD_BY_SHOWN],
                     )
                 for member, decision in zip(missing, decisions, strict=True):
                     self._record(member.spare_id, member.request, decision, member.hold, show=False)
@@ -392,7 +393,7 @@ class InventoryLedger:
                         status="no_capacity",
                         reservation=held,
                         reason=room.summary,
-                        held_by=own,
+                        held_by=own[:HELD_BY_SHOWN],
                         held_by_others=len(room.held_by) - len(own),
                         free_until=room.free_until,
                         free_again_at=room.free_again_at,
@@ -579,7 +580,7 @@ class InventoryLedger:
         return ReserveResult(
             status="no_capacity",
             reason=self._with_holders(decision, cluster),
-            held_by=self._own(decision.held_by, cluster),
+            held_by=self._own(decision.held_by, cluster)[:HELD_BY_SHOWN],
         )
 
     def _with_holders(self, decision: PlaceVmResult, cluster: str | None) -> str:

@@ -384,6 +384,48 @@ class TestClustersSharingAnInventory:
         assert (longer.status, longer.held_by, longer.held_by_others) == ("no_capacity", [], 1)
 
 
+class TestManyHoldersOfAnotherCluster:
+    """The refusal's holders are filtered by cluster before any are cut: prod-b's twelve
+    earlier spares on the one host do not crowd prod-a's own three out of its answer."""
+
+    @pytest.fixture
+    def inventory_doc(self) -> dict[str, Any]:
+        return uniform_site(hosts=1, cpu_each=16)
+
+    async def test_a_refusal_names_its_own_holders_behind_many_of_another_cluster(
+        self, stack: Stack
+    ) -> None:
+        async def ask(cluster: str, *names: str, cpu: int = 1) -> ReserveGroupResult:
+            group = ReserveGroupInput(
+                task_queue=stack.task_queue,
+                inventory=stack.inventory,
+                members=[
+                    GroupMember(spare_id=n, request=VmRequest(name=n, cpu=cpu, memory_mb=512))
+                    for n in names
+                ],
+                cluster=cluster,
+            )
+            return await reserve_group(stack.client, group)
+
+        theirs = [f"spare-prod-b-{i}" for i in range(1, 13)]
+        ours = [f"spare-prod-a-{i}" for i in range(1, 4)]
+        assert (await ask("prod-b", *theirs)).status == "reserved"
+        assert (await ask("prod-a", *ours)).status == "reserved"
+
+        refused = await ask("prod-a", "spare-prod-a-4", cpu=2)
+        assert (refused.status, refused.held_by) == ("no_capacity", ours)
+        assert refused.reason is not None and refused.reason.endswith(
+            "the room is held then by spare-prod-a-1, spare-prod-a-2, spare-prod-a-3, "
+            "12 spares of other clusters"
+        )
+        # prod-b is told of its first ten by name and counts the rest of its own.
+        theirs_refused = await ask("prod-b", "spare-prod-b-13", cpu=2)
+        assert theirs_refused.held_by == theirs[:10]
+        assert theirs_refused.reason is not None and theirs_refused.reason.endswith(
+            "spare-prod-b-10, 2 more of its own, 3 spares of other clusters"
+        )
+
+
 class TestALongHistory:
     """With hundreds held, every placement's input carries every reservation, so the history
     grows fast: the ledger hands over (continues as new) once it passes
