@@ -306,6 +306,24 @@ class TestRoomOverTime:
         assert held["b4"] == Hold(start=days(2), end=days(3))
 
 
+async def reserve_for(
+    stack: Stack,
+    cluster: str | None,
+    names: tuple[str, ...],
+    cpu: int,
+    hold: Hold | None = None,
+) -> ReserveGroupResult:
+    """Reserve `names` together for `cluster`, each `cpu` CPUs (over `hold`, or from now on)."""
+    members = [
+        GroupMember(spare_id=n, request=VmRequest(name=n, cpu=cpu, memory_mb=512), hold=hold)
+        for n in names
+    ]
+    group = ReserveGroupInput(
+        task_queue=stack.task_queue, inventory=stack.inventory, members=members, cluster=cluster
+    )
+    return await reserve_group(stack.client, group)
+
+
 class TestClustersSharingAnInventory:
     """prod-a and prod-b share one inventory's room: a refusal names the requester's own
     cluster's holders and only counts the other cluster's, for a booking, a `count: N` request
@@ -322,18 +340,7 @@ class TestClustersSharingAnInventory:
         window = Hold(start=day2, end=day2 + timedelta(hours=4))
 
         async def ask(cluster: str | None, *names: str, cpu: int = 2) -> ReserveGroupResult:
-            group = ReserveGroupInput(
-                task_queue=stack.task_queue,
-                inventory=stack.inventory,
-                members=[
-                    GroupMember(
-                        spare_id=n, request=VmRequest(name=n, cpu=cpu, memory_mb=512), hold=window
-                    )
-                    for n in names
-                ],
-                cluster=cluster,
-            )
-            return await reserve_group(stack.client, group)
+            return await reserve_for(stack, cluster, names, cpu, window)
 
         assert (await ask("prod-a", "spare-prod-a-1")).status == "reserved"
         assert (await ask("prod-b", "spare-prod-b-1")).status == "reserved"
@@ -396,16 +403,7 @@ class TestManyHoldersOfAnotherCluster:
         self, stack: Stack
     ) -> None:
         async def ask(cluster: str, *names: str, cpu: int = 1) -> ReserveGroupResult:
-            group = ReserveGroupInput(
-                task_queue=stack.task_queue,
-                inventory=stack.inventory,
-                members=[
-                    GroupMember(spare_id=n, request=VmRequest(name=n, cpu=cpu, memory_mb=512))
-                    for n in names
-                ],
-                cluster=cluster,
-            )
-            return await reserve_group(stack.client, group)
+            return await reserve_for(stack, cluster, names, cpu)
 
         theirs = [f"spare-prod-b-{i}" for i in range(1, 13)]
         ours = [f"spare-prod-a-{i}" for i in range(1, 4)]
